@@ -1,0 +1,124 @@
+"""The one JSON wire format for message content, shared by every document-shaped store.
+
+A message's content encodes to a plain JSON-native dict (``message_to_dict``) with a format
+version ``v``; bytes media travel as base64. Store-assigned fields (``created_at``,
+``position``) are not part of the content: stores keep them beside it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from ._errors import SchemaError
+from ._messages import (
+    AssistantMessage,
+    Media,
+    Message,
+    MessageType,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+
+FORMAT_VERSION = 1
+
+
+def _media_to_dict(m: Media) -> dict[str, Any]:
+    d: dict[str, Any] = {"mime_type": m.mime_type}
+    if isinstance(m.data, bytes):
+        d["data_b64"] = base64.b64encode(m.data).decode("ascii")
+    else:
+        d["uri"] = m.data
+    if m.id is not None:
+        d["id"] = m.id
+    if m.name is not None:
+        d["name"] = m.name
+    return d
+
+
+def _media_from_dict(d: Mapping[str, Any]) -> Media:
+    data: bytes | str = base64.b64decode(d["data_b64"]) if "data_b64" in d else d["uri"]
+    return Media(mime_type=d["mime_type"], data=data, id=d.get("id"), name=d.get("name"))
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """Encode a message's content (not its store fields) as a JSON-native dict."""
+    d: dict[str, Any] = {"v": FORMAT_VERSION, "type": message.message_type.value}
+    if not isinstance(message, ToolResponseMessage):
+        d["text"] = message.text
+    if message.metadata:
+        d["metadata"] = dict(message.metadata)
+    if message.media:
+        d["media"] = [_media_to_dict(m) for m in message.media]
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        d["tool_calls"] = [
+            {"id": c.id, "type": c.type, "name": c.name, "arguments": c.arguments}
+            for c in message.tool_calls
+        ]
+    if isinstance(message, ToolResponseMessage):
+        d["responses"] = [
+            {"id": r.id, "name": r.name, "response_data": r.response_data}
+            for r in message.responses
+        ]
+    return d
+
+
+def message_from_dict(
+    d: Mapping[str, Any],
+    *,
+    created_at: datetime | None = None,
+    position: int | None = None,
+) -> Message:
+    """Decode ``message_to_dict`` output, attaching the store-assigned fields."""
+    version = d.get("v", FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        raise SchemaError(f"unsupported message format version {version!r}")
+    kind = MessageType(d["type"])
+    metadata = d.get("metadata") or {}
+    media = tuple(_media_from_dict(m) for m in d.get("media") or ())
+    common: dict[str, Any] = {
+        "metadata": metadata,
+        "media": media,
+        "created_at": created_at,
+        "position": position,
+    }
+    if kind is MessageType.USER:
+        return UserMessage(d["text"], **common)
+    if kind is MessageType.SYSTEM:
+        return SystemMessage(d["text"], **common)
+    if kind is MessageType.ASSISTANT:
+        calls = tuple(ToolCall(**c) for c in d.get("tool_calls") or ())
+        return AssistantMessage(d.get("text"), tool_calls=calls, **common)
+    responses = tuple(ToolResponse(**r) for r in d.get("responses") or ())
+    return ToolResponseMessage(responses, **common)
+
+
+def encode_json(message: Message) -> str:
+    """The content of ``message`` as a compact JSON string."""
+    return json.dumps(message_to_dict(message), ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_json(
+    payload: str | bytes, *, created_at: datetime | None = None, position: int | None = None
+) -> Message:
+    """Inverse of ``encode_json``."""
+    return message_from_dict(json.loads(payload), created_at=created_at, position=position)
+
+
+def to_micros(ts: datetime) -> int:
+    """A UTC datetime as integer microseconds since the epoch (exact, for any store)."""
+    delta = ts - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(micros: int) -> datetime:
+    """Inverse of ``to_micros``."""
+    from datetime import timedelta
+
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=micros)

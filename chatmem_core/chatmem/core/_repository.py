@@ -1,0 +1,286 @@
+"""The repository contract (a Protocol) and the base class every chatmem backend extends.
+
+Public methods of ``BaseChatMemoryRepository`` validate their arguments once, before any
+I/O, then call one ``_hook``. A backend implements the hooks only; it never re-validates.
+
+Hooks a backend must implement (all receive validated arguments):
+
+- ``_find_ids_page(limit, after)``: ids in a stable order, strictly after cursor ``after``.
+- ``_find(cid)``: the whole stored log, oldest first, with ``created_at`` and ``position``.
+- ``_save_all(cid, messages)``: atomically replace the log (positions 0..n-1); ``messages``
+  is non-empty and every message already has ``created_at``.
+- ``_delete(cid)``: remove the conversation (no-op when unknown).
+- ``_append(cid, messages, trim_to)``: atomically append with store-assigned positions after
+  every existing one; concurrent appends all land. When ``trim_to`` is set the store may drop
+  non-system rows older than the newest ``trim_to`` ones, in the same round trip or later.
+- ``_edit_window(cid, non_system_limit, plan)``: atomically (no write may interleave) read
+  every system message plus the last ``non_system_limit`` non-system messages, call
+  ``plan(source)`` and apply the returned ``WindowEdit``.
+
+Hooks with defaults built on ``_find`` (override to push the bound into the store):
+``_find_last(cid, n)`` and ``_load_window(cid, non_system_limit)``.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import ClassVar, Protocol, TypeVar, runtime_checkable
+
+from ._errors import ConcurrencyError
+from ._messages import Message, SystemMessage
+from ._validation import (
+    validate_conversation_id,
+    validate_messages,
+    validate_positive_int,
+)
+from ._window import WindowEdit, apply_window_edit, plan_window_edit, window_of
+
+T = TypeVar("T")
+
+DEFAULT_PAGE_SIZE = 1000
+
+
+@runtime_checkable
+class ChatMemoryRepository(Protocol):
+    """What chatmem needs of a store: Spring AI's four operations, with Python names."""
+
+    def find_conversation_ids(self) -> list[str]:
+        """Every conversation id with at least one message, each once."""
+        ...
+
+    def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
+        """The stored messages of one conversation, oldest first; empty when unknown."""
+        ...
+
+    def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Replace the conversation's history atomically; an empty list deletes it."""
+        ...
+
+    def delete_by_conversation_id(self, conversation_id: str) -> None:
+        """Delete the conversation; a no-op when it is unknown."""
+        ...
+
+
+@dataclass(frozen=True)
+class ConversationIdPage:
+    """One page of conversation ids; pass ``next_after`` back to get the next page."""
+
+    ids: list[str]
+    next_after: str | None
+
+
+class Capability:
+    """Optional features a backend can claim; the conformance suite tests each claim."""
+
+    TTL = "ttl"
+    SEARCH = "search"
+    LABELS = "labels"
+
+
+def stamp(messages: Sequence[Message], now: datetime | None = None) -> list[Message]:
+    """Give messages without a creation time ``now``; keep the time of those that have one."""
+    ts = now or datetime.now(timezone.utc)
+    return [
+        m if m.created_at is not None else m.with_store_fields(created_at=ts, position=None)
+        for m in messages
+    ]
+
+
+def retry(fn: Callable[[], T | None], *, attempts: int = 50, what: str = "update") -> T:
+    """Call ``fn`` until it returns non-None (None means it lost a race); bounded."""
+    for _ in range(attempts):
+        result = fn()
+        if result is not None:
+            return result
+    raise ConcurrencyError(f"{what} kept conflicting with concurrent writers ({attempts} tries)")
+
+
+class BaseChatMemoryRepository(ABC):
+    """Validates once, then delegates to backend hooks; also the window operations."""
+
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    max_conversation_id_length: ClassVar[int] = 255
+
+    # -- public API --------------------------------------------------------------
+    def find_conversation_ids(self) -> list[str]:
+        """Every conversation id, read page by page (never all messages at once)."""
+        return list(self.iter_conversation_ids())
+
+    def iter_conversation_ids(self, *, page_size: int = DEFAULT_PAGE_SIZE) -> Iterator[str]:
+        """Stream every conversation id, one bounded page per round trip."""
+        after: str | None = None
+        while True:
+            page = self.find_conversation_ids_page(limit=page_size, after=after)
+            yield from page.ids
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    def find_conversation_ids_page(
+        self, *, limit: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> ConversationIdPage:
+        """One page of at most ``limit`` ids after cursor ``after`` (None: from the start)."""
+        validate_positive_int(limit, "limit")
+        if after is not None and not isinstance(after, str):
+            from ._errors import InvalidArgumentError
+
+            raise InvalidArgumentError("after", "must be a cursor str from a previous page")
+        return self._find_ids_page(limit, after)
+
+    def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
+        """The whole stored log, oldest first; ``[]`` for an unknown id."""
+        return self._find(self._cid(conversation_id))
+
+    def find_last(self, conversation_id: str, n: int) -> list[Message]:
+        """The last ``n`` stored messages, oldest first, read with a bound in the store."""
+        cid = self._cid(conversation_id)
+        return self._find_last(cid, validate_positive_int(n, "n"))
+
+    def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Replace the history atomically; ``[]`` deletes the conversation."""
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(messages)
+        if not msgs:
+            self._delete(cid)
+            return
+        self._save_all(cid, stamp(msgs))
+
+    def delete_by_conversation_id(self, conversation_id: str) -> None:
+        """Delete the conversation; a no-op when unknown."""
+        self._delete(self._cid(conversation_id))
+
+    def append(self, conversation_id: str, messages: Sequence[Message] | Message) -> None:
+        """Append messages atomically after every stored one (concurrent appends all land)."""
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(messages)
+        if msgs:
+            self._append(cid, stamp(msgs), None)
+
+    # -- window operations (used by MessageWindowChatMemory) ------------------------
+    def window_add(
+        self, conversation_id: str, messages: Sequence[Message] | Message, max_messages: int
+    ) -> None:
+        """Add under the window rule: a plain append unless ``messages`` holds a system one."""
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(messages)
+        validate_positive_int(max_messages, "max_messages")
+        if not msgs:
+            return
+        msgs = stamp(msgs)
+        if not any(isinstance(m, SystemMessage) for m in msgs):
+            self._append(cid, msgs, max_messages + 1)
+            return
+        self._edit_window(
+            cid, max_messages + 1, lambda source: plan_window_edit(source, msgs, max_messages)
+        )
+
+    def window_get(self, conversation_id: str, max_messages: int) -> list[Message]:
+        """The current window, computed from a bounded read (systems + last L+1 others)."""
+        cid = self._cid(conversation_id)
+        validate_positive_int(max_messages, "max_messages")
+        return window_of(self._load_window(cid, max_messages + 1), max_messages)
+
+    # -- hooks ----------------------------------------------------------------------
+    @abstractmethod
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage: ...
+
+    @abstractmethod
+    def _find(self, cid: str) -> list[Message]: ...
+
+    @abstractmethod
+    def _save_all(self, cid: str, messages: list[Message]) -> None: ...
+
+    @abstractmethod
+    def _delete(self, cid: str) -> None: ...
+
+    @abstractmethod
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None: ...
+
+    @abstractmethod
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None: ...
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        return self._find(cid)[-n:]
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        return window_source(self._find(cid), non_system_limit)
+
+    # -- helpers ----------------------------------------------------------------------
+    def _cid(self, conversation_id: object) -> str:
+        return validate_conversation_id(
+            conversation_id, max_length=self.max_conversation_id_length
+        )
+
+
+def window_source(log: Sequence[Message], non_system_limit: int) -> list[Message]:
+    """Every system message of ``log`` plus its last ``non_system_limit`` other messages."""
+    others = [i for i, m in enumerate(log) if not isinstance(m, SystemMessage)]
+    keep = set(others[-non_system_limit:]) if non_system_limit > 0 else set()
+    return [m for i, m in enumerate(log) if i in keep or isinstance(m, SystemMessage)]
+
+
+class InMemoryChatMemoryRepository(BaseChatMemoryRepository):
+    """A thread-safe repository in a dict; messages are immutable, lists copied in and out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._logs: dict[str, list[Message]] = {}
+        self._next: dict[str, int] = {}
+
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        with self._lock:
+            ids = sorted(k for k in self._logs if after is None or k > after)
+        page = ids[:limit]
+        return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
+
+    def _find(self, cid: str) -> list[Message]:
+        with self._lock:
+            return list(self._logs.get(cid, ()))
+
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        log = [m.with_store_fields(created_at=m.created_at, position=i) for i, m in enumerate(messages)]
+        with self._lock:
+            self._logs[cid] = log
+            self._next[cid] = len(log)
+
+    def _delete(self, cid: str) -> None:
+        with self._lock:
+            self._logs.pop(cid, None)
+            self._next.pop(cid, None)
+
+    def _put(self, cid: str, log: list[Message], new: Sequence[Message]) -> None:
+        pos = self._next.get(cid, 0)
+        for m in new:
+            log.append(m.with_store_fields(created_at=m.created_at, position=pos))
+            pos += 1
+        self._next[cid] = pos
+        if log:
+            self._logs[cid] = log
+        else:
+            self._logs.pop(cid, None)
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        with self._lock:
+            log = list(self._logs.get(cid, ()))
+            if trim_to is not None:
+                others = [m for m in log if not isinstance(m, SystemMessage)]
+                if len(others) > trim_to:
+                    cut = others[-trim_to].position
+                    assert cut is not None
+                    log = [m for m in log if isinstance(m, SystemMessage) or (m.position or 0) >= cut]
+            self._put(cid, log, messages)
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        with self._lock:
+            log = list(self._logs.get(cid, ()))
+            edit = plan(window_source(log, non_system_limit))
+            kept = apply_window_edit(log, WindowEdit(edit.delete_positions, edit.delete_non_system_below))
+            self._put(cid, kept, edit.append)
