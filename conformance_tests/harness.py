@@ -72,7 +72,20 @@ class Harness(ABC):
 
     @abstractmethod
     def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
-        """A fresh repository that shares no data with any other test's."""
+        """A repository with its schema initialised. Without namespace options (see
+        ``namespace_options``) it gets a fresh namespace sharing no data with other tests;
+        with them, several repositories share one namespace (the first-use race test)."""
+
+    def namespace_options(self) -> dict[str, Any]:
+        """Options naming a fresh, not yet created namespace (table, prefix, labels...)."""
+        return {}
+
+    def connect_spec(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> tuple[str, dict[str, Any]] | None:
+        """``(url, options)`` from which another process can reach the same data through
+        ``chatmem.core.repository_from_url``; None for in-process stores."""
+        return None
 
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         """Remove what ``make_repository`` created (tables, keys, collections)."""

@@ -40,9 +40,28 @@ from ._repository import (
     stamp,
     window_source,
 )
+from ._memory import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory
+from ._registry import repository_from_url
+from ._turns import (
+    ChatTurn,
+    Preprocessor,
+    apply_preprocessors,
+    drop_system_messages,
+    filter_messages,
+    window_size,
+)
 from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGES",
+    "ChatTurn",
+    "MessageWindowChatMemory",
+    "Preprocessor",
+    "apply_preprocessors",
+    "drop_system_messages",
+    "filter_messages",
+    "repository_from_url",
+    "window_size",
     "FORMAT_VERSION",
     "AssistantMessage",
     "BackendError",

@@ -1,0 +1,131 @@
+"""Turn sessions and preprocessors (behaviour.md section 4, after JetBrains Koog).
+
+A turn loads a conversation before an agent run and stores the updated transcript only when
+the run completes; an exception, a cancellation or KeyboardInterrupt leaves the stored
+history exactly as it was. Load errors propagate: a failing store is never an empty history.
+Preprocessors map a message list to a message list and run in the order given, at load and
+at store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+
+from ._errors import InvalidArgumentError
+from ._messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
+from ._repository import ChatMemoryRepository
+from ._validation import validate_conversation_id, validate_messages, validate_positive_int
+
+Preprocessor = Callable[[list[Message]], list[Message]]
+
+
+def window_size(n: int) -> Preprocessor:
+    """Keep the last ``n`` messages, then drop tool results whose call fell outside them."""
+    validate_positive_int(n, "n")
+
+    def keep_last(messages: list[Message]) -> list[Message]:
+        kept = messages[-n:]
+        called: set[str] = set()
+        out: list[Message] = []
+        for m in kept:
+            if isinstance(m, AssistantMessage):
+                called.update(c.id for c in m.tool_calls)
+            if isinstance(m, ToolResponseMessage) and not all(r.id in called for r in m.responses):
+                continue
+            out.append(m)
+        return out
+
+    return keep_last
+
+
+def filter_messages(predicate: Callable[[Message], bool]) -> Preprocessor:
+    """Keep only the messages for which ``predicate`` is true."""
+    if not callable(predicate):
+        raise InvalidArgumentError("predicate", "must be callable")
+    return lambda messages: [m for m in messages if predicate(m)]
+
+
+def drop_system_messages() -> Preprocessor:
+    """Remove every system message."""
+    return filter_messages(lambda m: not isinstance(m, SystemMessage))
+
+
+def apply_preprocessors(
+    preprocessors: Sequence[Preprocessor], messages: Iterable[Message]
+) -> list[Message]:
+    """Run ``preprocessors`` in order; each result is validated as a message list."""
+    out = list(messages)
+    for i, p in enumerate(preprocessors):
+        out = validate_messages(p(list(out)), argument=f"preprocessors[{i}] result")
+    return out
+
+
+class ChatTurn:
+    """One agent turn: ``with ChatTurn(repo, id) as turn: turn.append(...)``.
+
+    ``turn.messages`` is the loaded (preprocessed) history plus what the turn appended.
+    On a clean exit the transcript, preprocessed again, replaces the stored history.
+    """
+
+    def __init__(
+        self,
+        repository: ChatMemoryRepository,
+        conversation_id: str,
+        *,
+        preprocessors: Sequence[Preprocessor] = (),
+    ) -> None:
+        self.repository = repository
+        self.conversation_id = validate_conversation_id(conversation_id)
+        for i, p in enumerate(preprocessors):
+            if not callable(p):
+                raise InvalidArgumentError(f"preprocessors[{i}]", "must be callable")
+        self.preprocessors = tuple(preprocessors)
+        self.history: list[Message] = []
+        self.added: list[Message] = []
+        self.stored = False
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history the model should see: loaded history plus this turn's messages."""
+        return self.history + self.added
+
+    def append(self, messages: Message | Sequence[Message]) -> None:
+        """Add this turn's messages (the user input, the replies, tool traffic)."""
+        self.added.extend(validate_messages(messages))
+
+    def load(self) -> list[Message]:
+        """Read and preprocess the stored history (errors propagate)."""
+        stored = self.repository.find_by_conversation_id(self.conversation_id)
+        self.history = apply_preprocessors(self.preprocessors, stored)
+        return self.history
+
+    def commit(self) -> None:
+        """Store the preprocessed transcript, replacing the stored history."""
+        transcript = apply_preprocessors(self.preprocessors, self.messages)
+        self.repository.save_all(self.conversation_id, transcript)
+        self.stored = True
+
+    def __enter__(self) -> ChatTurn:
+        self.load()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+
+    async def __aenter__(self) -> ChatTurn:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)

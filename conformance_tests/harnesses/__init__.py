@@ -1,0 +1,1 @@
+"""One module per backend, each defining ``HARNESS`` (see ``conformance_tests/harness.py``)."""

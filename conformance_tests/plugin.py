@@ -1,0 +1,169 @@
+"""pytest plugin for the conformance suite: ``--backend NAME`` picks the harness.
+
+It provisions one server per run (see ``harness.py`` for the order of routes), gives each
+test an isolated repository, deselects other backends' specific tests, and ends the run
+with a summary naming the product and version the backend ran against (stand-ins by name),
+also written as JSON to ``$CHATMEM_SUMMARY_DIR`` (default ``.work/summary``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmem.core import BaseChatMemoryRepository
+
+from .harness import Harness, ServerInfo, Unavailable, docker_available
+
+_STATE: dict[str, Any] = {}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        default=os.environ.get("CHATMEM_BACKEND", "memory"),
+        help="backend to run the conformance suite against (a module in conformance_tests/harnesses)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "backend(name): test of one backend's own features")
+    config.addinivalue_line("markers", "multiprocess: needs a repository reachable from other processes")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    backend = config.getoption("--backend")
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("backend")
+        (drop if marker is not None and marker.args[0] != backend else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def load_harness(name: str) -> Harness:
+    """The harness registered in ``conformance_tests/harnesses/<name>.py``."""
+    try:
+        module = importlib.import_module(f"conformance_tests.harnesses.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"conformance_tests.harnesses.{name}":
+            raise
+        known = sorted(p.stem for p in (Path(__file__).parent / "harnesses").glob("[!_]*.py"))
+        raise pytest.UsageError(f"unknown backend {name!r}; known: {', '.join(known)}") from None
+    harness: Harness = module.HARNESS()
+    return harness
+
+
+def _required(name: str) -> bool:
+    wanted = os.environ.get("CHATMEM_REQUIRE_BACKENDS", "")
+    names = {n.strip() for n in wanted.split(",") if n.strip()}
+    return "all" in names or name in names
+
+
+def provision(harness: Harness, workdir: Path) -> ServerInfo:
+    """Try env URL, local server, testcontainers; raise Unavailable with every reason."""
+    reasons: list[str] = []
+    if harness.env_var and os.environ.get(harness.env_var):
+        return harness.from_env(os.environ[harness.env_var])
+    if harness.env_var:
+        reasons.append(f"{harness.env_var} not set")
+    try:
+        return harness.start_local(workdir)
+    except Unavailable as exc:
+        reasons.append(f"local server: {exc}")
+    if harness.testcontainers_image:
+        if docker_available():
+            try:
+                return harness.start_testcontainers()
+            except Unavailable as exc:
+                reasons.append(f"testcontainers: {exc}")
+        else:
+            reasons.append(f"testcontainers ({harness.testcontainers_image}): no Docker daemon")
+    raise Unavailable("; ".join(reasons))
+
+
+@pytest.fixture(scope="session")
+def harness(request: pytest.FixtureRequest) -> Harness:
+    return load_harness(request.config.getoption("--backend"))
+
+
+@pytest.fixture(scope="session")
+def server(harness: Harness) -> Iterator[ServerInfo]:
+    if "unavailable" in _STATE:
+        _skip_or_fail(harness, _STATE["unavailable"])
+    workdir = Path(tempfile.mkdtemp(prefix=f"chatmem-{harness.name}-"))
+    try:
+        info = provision(harness, workdir)
+    except Unavailable as exc:
+        _STATE["unavailable"] = str(exc)
+        _skip_or_fail(harness, str(exc))
+    _STATE["server"] = info
+    try:
+        yield info
+    finally:
+        info.stop()
+
+
+def _skip_or_fail(harness: Harness, reason: str) -> None:
+    message = f"{harness.name} not available: {reason}"
+    if _required(harness.name):
+        pytest.fail(f"required backend {message}", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def make_repository(
+    harness: Harness, server: ServerInfo
+) -> Iterator[Callable[..., BaseChatMemoryRepository]]:
+    made: list[BaseChatMemoryRepository] = []
+
+    def make(**options: Any) -> BaseChatMemoryRepository:
+        repo = harness.make_repository(server, **options)
+        made.append(repo)
+        return repo
+
+    yield make
+    for repo in made:
+        harness.cleanup(server, repo)
+
+
+@pytest.fixture
+def repository(
+    make_repository: Callable[..., BaseChatMemoryRepository],
+) -> BaseChatMemoryRepository:
+    return make_repository()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    backend = config.getoption("--backend")
+    stats = terminalreporter.stats
+    counts = {k: len([r for r in stats.get(k, []) if getattr(r, "when", "call") != "teardown" or k == "error"])
+              for k in ("passed", "failed", "skipped", "error")}
+    info: ServerInfo | None = _STATE.get("server")
+    ran_against = info.label if info else f"not run: {_STATE.get('unavailable', 'no test used a server')}"
+    row = {
+        "backend": backend,
+        "python": platform.python_version(),
+        "server": ran_against,
+        "route": info.route if info else None,
+        "stand_in": info.stand_in if info else None,
+        **counts,
+    }
+    out_dir = Path(os.environ.get("CHATMEM_SUMMARY_DIR", ".work/summary"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{backend}-py{platform.python_version()}.json").write_text(json.dumps(row))
+    terminalreporter.write_sep("=", "chatmem conformance summary")
+    terminalreporter.write_line(
+        f"backend={backend} python={row['python']} server={ran_against} "
+        f"passed={counts['passed']} failed={counts['failed']} skipped={counts['skipped']} "
+        f"errors={counts['error']}"
+    )

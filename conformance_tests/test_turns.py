@@ -1,0 +1,137 @@
+"""Turn sessions and preprocessors on a real store (behaviour.md section 4)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from chatmem.core import (
+    AssistantMessage,
+    BaseChatMemoryRepository,
+    ChatTurn,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+    drop_system_messages,
+    filter_messages,
+    window_size,
+)
+
+Repo = BaseChatMemoryRepository
+
+
+def texts(messages: list[Message]) -> list[str | None]:
+    return [m.text for m in messages]
+
+
+def test_turn_loads_history_and_stores_on_success(repository: Repo) -> None:
+    repository.save_all("t", [UserMessage("u1"), AssistantMessage("a1")])
+    with ChatTurn(repository, "t") as turn:
+        assert texts(turn.messages) == ["u1", "a1"]
+        turn.append(UserMessage("u2"))
+        turn.append([AssistantMessage("a2")])
+    assert turn.stored
+    assert texts(repository.find_by_conversation_id("t")) == ["u1", "a1", "u2", "a2"]
+
+
+def test_failed_turn_leaves_history_untouched(repository: Repo) -> None:
+    repository.save_all("t", [UserMessage("u1")])
+    before = repository.find_by_conversation_id("t")
+    with pytest.raises(RuntimeError), ChatTurn(repository, "t") as turn:
+        turn.append(UserMessage("u2"))
+        raise RuntimeError("model call failed")
+    assert repository.find_by_conversation_id("t") == before
+    assert [m.created_at for m in repository.find_by_conversation_id("t")] == [
+        m.created_at for m in before
+    ]
+
+
+def test_cancelled_async_turn_leaves_history_untouched(repository: Repo) -> None:
+    repository.save_all("t", [UserMessage("u1")])
+
+    async def agent() -> None:
+        async with ChatTurn(repository, "t") as turn:
+            turn.append(UserMessage("u2"))
+            await asyncio.sleep(10)
+
+    async def main() -> None:
+        task = asyncio.create_task(agent())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert texts(repository.find_by_conversation_id("t")) == ["u1"]
+
+
+def test_turn_on_a_new_conversation_starts_empty(repository: Repo) -> None:
+    with ChatTurn(repository, "fresh") as turn:
+        assert turn.messages == []
+        turn.append(UserMessage("hi"))
+    assert texts(repository.find_by_conversation_id("fresh")) == ["hi"]
+
+
+def test_load_errors_propagate_instead_of_reading_empty(repository: Repo) -> None:
+    class Failing:
+        def find_by_conversation_id(self, cid: str) -> list[Message]:
+            raise ConnectionError("store down")
+
+        def find_conversation_ids(self) -> list[str]:
+            return []
+
+        def save_all(self, cid: str, messages: list[Message]) -> None:
+            raise AssertionError("must not store")
+
+        def delete_by_conversation_id(self, cid: str) -> None:
+            raise AssertionError("must not delete")
+
+    with pytest.raises(ConnectionError), ChatTurn(Failing(), "x"):
+        pass
+
+
+def _tool_history() -> list[Message]:
+    return [
+        SystemMessage("sys"),
+        UserMessage("u1"),
+        AssistantMessage(None, tool_calls=(ToolCall(id="c1", name="f"),)),
+        ToolResponseMessage((ToolResponse(id="c1", name="f", response_data="r"),)),
+        AssistantMessage("a1"),
+        UserMessage("u2"),
+        AssistantMessage("a2"),
+    ]
+
+
+def test_window_preprocessor_never_leaves_an_orphan_tool_result(repository: Repo) -> None:
+    repository.save_all("w", _tool_history())
+    with ChatTurn(repository, "w", preprocessors=[window_size(4)]) as turn:
+        kept = turn.messages
+    assert texts(kept) == ["a1", "u2", "a2"]
+    assert not any(isinstance(m, ToolResponseMessage) for m in kept)
+
+
+def test_preprocessors_apply_in_order_at_load_and_at_store(repository: Repo) -> None:
+    history = [UserMessage("u1"), SystemMessage("s"), UserMessage("u2")]
+    repository.save_all("wf", history)
+    repository.save_all("fw", history)
+    with ChatTurn(repository, "wf", preprocessors=[window_size(2), drop_system_messages()]) as t1:
+        assert texts(t1.messages) == ["u2"]
+        t1.append([SystemMessage("s2"), UserMessage("u3"), UserMessage("u4")])
+    with ChatTurn(repository, "fw", preprocessors=[drop_system_messages(), window_size(2)]) as t2:
+        assert texts(t2.messages) == ["u1", "u2"]
+        t2.append([UserMessage("u3"), SystemMessage("s2")])
+    assert texts(repository.find_by_conversation_id("wf")) == ["u3", "u4"]
+    assert texts(repository.find_by_conversation_id("fw")) == ["u2", "u3"]
+
+
+def test_filter_preprocessor_and_plain_callables(repository: Repo) -> None:
+    repository.save_all("f", _tool_history())
+    only_users = filter_messages(lambda m: isinstance(m, UserMessage))
+    with ChatTurn(repository, "f", preprocessors=[only_users, lambda ms: ms[::-1]]) as turn:
+        assert texts(turn.messages) == ["u2", "u1"]
+        turn.append(UserMessage("u3"))
+    assert texts(repository.find_by_conversation_id("f")) == ["u3", "u1", "u2"]
