@@ -1,0 +1,23 @@
+"""chatmem.jdbc: chat memory in SQL databases through SQLAlchemy 2 (``pip install "chatmem[sqlite]"``)."""
+
+from chatmem.core._errors import require
+
+require("sqlalchemy", "sqlite")
+
+from ._config import DEFAULT_INITIALIZE_SCHEMA, DEFAULT_TABLE_NAME, JdbcConfig  # noqa: E402
+from ._dialects import DIALECTS, SqlDialect  # noqa: E402
+from ._repository import JdbcChatMemoryRepository, make_engine  # noqa: E402
+from ._schema import build_tables, schema_sql, schema_statements  # noqa: E402
+
+__all__ = [
+    "DEFAULT_INITIALIZE_SCHEMA",
+    "DEFAULT_TABLE_NAME",
+    "DIALECTS",
+    "JdbcChatMemoryRepository",
+    "JdbcConfig",
+    "SqlDialect",
+    "build_tables",
+    "make_engine",
+    "schema_sql",
+    "schema_statements",
+]

@@ -1,0 +1,47 @@
+"""Message <-> SQL row. The text goes in ``content`` (queryable); everything else in the
+JSON ``payload`` through core's wire format, which also keeps ``None`` and ``""`` text apart
+(Oracle stores ``""`` as NULL, so those two values live in the payload)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from chatmem.core import Message, MessageType, message_from_dict, message_to_dict
+
+
+def to_row(cid: str, position: int, message: Message) -> dict[str, Any]:
+    """The column values for one message (``created_at`` must be set)."""
+    d = message_to_dict(message)
+    text = d.pop("text", None)
+    kind = d.pop("type")
+    if text:
+        content: str | None = text
+    else:
+        content = None
+        if message.message_type is not MessageType.TOOL:
+            d["text"] = text
+    assert message.created_at is not None
+    return {
+        "conversation_id": cid,
+        "position": position,
+        "is_system": 1 if kind == "SYSTEM" else 0,
+        "message_type": kind,
+        "content": content,
+        "payload": json.dumps(d, ensure_ascii=False, separators=(",", ":")),
+        "created_at": message.created_at.astimezone(timezone.utc).replace(tzinfo=None),
+    }
+
+
+def from_row(row: Mapping[str, Any]) -> Message:
+    """The message stored in ``row``, with its position and creation time."""
+    payload = row["payload"]
+    d = dict(payload) if isinstance(payload, Mapping) else json.loads(payload)
+    d["type"] = row["message_type"]
+    if "text" not in d and row["message_type"] != "TOOL":
+        d["text"] = row["content"]
+    ts: datetime = row["created_at"]
+    ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
+    return message_from_dict(d, created_at=ts, position=int(row["position"]))

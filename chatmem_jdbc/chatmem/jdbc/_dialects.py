@@ -1,0 +1,118 @@
+"""What differs between SQL databases, and nothing else (selected by ``engine.dialect.name``).
+
+``SqlDialect`` is the portable default built on SQLAlchemy Core; a dialect subclass overrides
+only what Core does not abstract: column types and collations, how a write transaction
+begins, which errors mean "lost a race, retry", and (where the database allows it) a faster
+append. An unknown dialect is an error listing the supported ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from chatmem.core._errors import InvalidArgumentError
+
+# engine.dialect.name -> "module:Class" (imported only when used)
+DIALECTS: dict[str, str] = {
+    "sqlite": "chatmem.jdbc._dialects:SqliteDialect",
+    "postgresql": "chatmem.jdbc._postgresql:PostgresDialect",
+    "mysql": "chatmem.jdbc._mysql:MysqlDialect",
+    "mariadb": "chatmem.jdbc._mysql:MysqlDialect",
+    "mssql": "chatmem.jdbc._mssql:MssqlDialect",
+    "oracle": "chatmem.jdbc._oracle:OracleDialect",
+}
+
+
+class SqlDialect:
+    """Portable behaviour; subclasses override what their database does differently."""
+
+    name: ClassVar[str] = "generic"
+    embedded: ClassVar[bool] = False
+    supports_if_not_exists: ClassVar[bool] = True
+
+    def id_type(self) -> sa.types.TypeEngine[Any]:
+        """Conversation ids: up to 255 characters, compared exactly (binary, no padding)."""
+        return sa.String(255)
+
+    def text_type(self) -> sa.types.TypeEngine[Any]:
+        return sa.Text()
+
+    def payload_type(self) -> sa.types.TypeEngine[Any]:
+        """The JSON document holding everything but the text."""
+        return sa.Text()
+
+    def timestamp_type(self) -> sa.types.TypeEngine[Any]:
+        """A naive UTC timestamp with microseconds."""
+        return sa.DateTime()
+
+    @contextmanager
+    def write(self, engine: Engine) -> Iterator[Connection]:
+        """A connection inside a write transaction, committed on success."""
+        with engine.begin() as conn:
+            yield conn
+
+    def lock_conversation(self, conn: Connection, conversations: sa.Table, cid: str) -> int | None:
+        """Lock the conversation's row for this transaction; its next position or None."""
+        stmt = (
+            sa.select(conversations.c.next_position)
+            .where(conversations.c.conversation_id == cid)
+            .with_for_update()
+        )
+        value = conn.execute(stmt).scalar_one_or_none()
+        return None if value is None else int(value)
+
+    def is_retryable(self, exc: DBAPIError) -> bool:
+        """True when the error means a concurrent writer won (duplicate key, deadlock)."""
+        return isinstance(exc, IntegrityError)
+
+
+class SqliteDialect(SqlDialect):
+    """SQLite: writers take the database lock up front (BEGIN IMMEDIATE), so a transaction
+    never has to upgrade a read lock and die with SQLITE_BUSY; readers are not blocked in
+    WAL mode."""
+
+    name = "sqlite"
+    embedded = True
+
+    @contextmanager
+    def write(self, engine: Engine) -> Iterator[Connection]:
+        with engine.connect() as raw:
+            conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.exec_driver_sql("ROLLBACK")
+                raise
+            conn.exec_driver_sql("COMMIT")
+
+    def lock_conversation(self, conn: Connection, conversations: sa.Table, cid: str) -> int | None:
+        stmt = sa.select(conversations.c.next_position).where(
+            conversations.c.conversation_id == cid
+        )
+        value = conn.execute(stmt).scalar_one_or_none()
+        return None if value is None else int(value)
+
+    def is_retryable(self, exc: DBAPIError) -> bool:
+        return isinstance(exc, IntegrityError) or "database is locked" in str(exc.orig)
+
+
+def dialect_for(name: str) -> SqlDialect:
+    """The dialect for ``engine.dialect.name``; unknown names list the supported ones."""
+    try:
+        target = DIALECTS[name]
+    except KeyError:
+        raise InvalidArgumentError(
+            "engine", f"unsupported database {name!r}; supported: {', '.join(sorted(DIALECTS))}"
+        ) from None
+    module_name, class_name = target.split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    dialect: SqlDialect = cls()
+    return dialect

@@ -1,0 +1,286 @@
+"""``JdbcChatMemoryRepository``: chat memory in a SQL database through SQLAlchemy 2.
+
+Every write is one transaction that first locks the conversation's row in
+``<table>_conversation`` (SQLite: BEGIN IMMEDIATE), so appends, replaces and window edits on
+one conversation are serialised and lose nothing, while other conversations proceed. Reads are
+single statements, bounded with LIMIT and served by the ``(conversation_id, is_system,
+position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
+from chatmem.core import (
+    BaseChatMemoryRepository,
+    ConversationIdPage,
+    Message,
+    WindowEdit,
+    retry,
+)
+
+from ._codec import from_row, to_row
+from ._config import JdbcConfig, SchemaMode
+from ._dialects import SqlDialect, dialect_for
+from ._errors import translate_errors
+from ._schema import Tables, build_tables, schema_statements
+
+T = TypeVar("T")
+
+
+class JdbcChatMemoryRepository(BaseChatMemoryRepository):
+    """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle.
+
+    Pass a SQLAlchemy ``Engine`` (never disposed by us) or a URL string; use ``from_url`` for
+    the URL form with engine options.
+    """
+
+    def __init__(
+        self,
+        engine: Engine | str,
+        *,
+        table_name: str = JdbcConfig.table_name,
+        initialize_schema: SchemaMode = JdbcConfig.initialize_schema,
+    ) -> None:
+        self.config = JdbcConfig(table_name=table_name, initialize_schema=initialize_schema)
+        self._owns_engine = isinstance(engine, str)
+        self.engine = make_engine(engine) if isinstance(engine, str) else engine
+        self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
+        self.tables: Tables = build_tables(self.config.table_name, self.dialect)
+        url = self.engine.url
+        self._serial: AbstractContextManager[Any] = (
+            _LOCK_FOR_MEMORY_DB if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:") else nullcontext()
+        )
+        mode = self.config.initialize_schema
+        if mode == "always" or (mode == "embedded" and self.dialect.embedded):
+            self.create_schema()
+
+    @classmethod
+    def from_url(cls, url: str, *, engine_options: dict[str, Any] | None = None,
+                 **options: Any) -> JdbcChatMemoryRepository:
+        """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
+        ``postgresql+psycopg://user:pw@host/db``."""
+        return cls(make_engine(url, **(engine_options or {})), **options)
+
+    def close(self) -> None:
+        """Dispose the engine if this repository created it from a URL."""
+        if self._owns_engine:
+            self.engine.dispose()
+
+    # -- schema ----------------------------------------------------------------------
+    def schema_sql(self) -> list[str]:
+        """The DDL for this repository's database, as SQL text for your own migrations."""
+        return schema_statements(self.tables, self.engine.dialect, if_not_exists=False)
+
+    def create_schema(self) -> None:
+        """Create the tables and index if missing; safe when many processes race to do it."""
+        with translate_errors("creating the chat memory schema"), self._serial:
+            for attempt in range(5):
+                try:
+                    self.tables.metadata.create_all(self.engine, checkfirst=True)
+                    return
+                except DBAPIError as exc:
+                    if "exist" not in str(exc.orig).lower() or attempt == 4:
+                        raise
+
+    # -- hooks -----------------------------------------------------------------------
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        c = self.tables.conversations.c
+        stmt = sa.select(c.conversation_id).order_by(c.conversation_id).limit(limit + 1)
+        if after is not None:
+            stmt = stmt.where(c.conversation_id > after)
+        ids = self._read(lambda conn: [r[0] for r in conn.execute(stmt)], "listing conversations")
+        page = ids[:limit]
+        return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
+
+    def _find(self, cid: str) -> list[Message]:
+        m = self.tables.messages
+        stmt = sa.select(m).where(m.c.conversation_id == cid).order_by(m.c.position)
+        return self._read(lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading")
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        m = self.tables.messages
+        stmt = (
+            sa.select(m).where(m.c.conversation_id == cid)
+            .order_by(m.c.position.desc()).limit(n)
+        )
+        rows = self._read(lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading")
+        return rows[::-1]
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        return self._read(lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window")
+
+    def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
+        m = self.tables.messages
+        systems = sa.select(m).where(m.c.conversation_id == cid, m.c.is_system == 1)
+        others = (
+            sa.select(m).where(m.c.conversation_id == cid, m.c.is_system == 0)
+            .order_by(m.c.position.desc()).limit(non_system_limit)
+        )
+        union = sa.union_all(systems, sa.select(others.subquery())).subquery()
+        stmt = sa.select(union).order_by(union.c.position)
+        return [from_row(r._mapping) for r in conn.execute(stmt)]
+
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        def write(conn: Connection) -> None:
+            self._lock_or_create(conn, cid, len(messages))
+            m, c = self.tables.messages, self.tables.conversations
+            conn.execute(sa.delete(m).where(m.c.conversation_id == cid))
+            conn.execute(
+                sa.update(c).where(c.c.conversation_id == cid)
+                .values(next_position=len(messages), updated_at=_now())
+            )
+            conn.execute(sa.insert(m), [to_row(cid, i, msg) for i, msg in enumerate(messages)])
+
+        self._write(write, "replacing the history")
+
+    def _delete(self, cid: str) -> None:
+        def write(conn: Connection) -> None:
+            m, c = self.tables.messages, self.tables.conversations
+            conn.execute(sa.delete(m).where(m.c.conversation_id == cid))
+            conn.execute(sa.delete(c).where(c.c.conversation_id == cid))
+
+        self._write(write, "deleting")
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        def write(conn: Connection) -> None:
+            start = self._reserve(conn, cid, len(messages))
+            self._insert(conn, cid, start, messages)
+            if trim_to is not None and (start + len(messages)) // trim_to != start // trim_to:
+                self._trim(conn, cid, trim_to)
+
+        self._write(write, "appending")
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        def write(conn: Connection) -> None:
+            m = self.tables.messages
+            self._lock_or_create(conn, cid, 0)
+            edit = plan(self._window_rows(conn, cid, non_system_limit))
+            if edit.delete_positions:
+                conn.execute(sa.delete(m).where(
+                    m.c.conversation_id == cid, m.c.position.in_(sorted(edit.delete_positions))
+                ))
+            if edit.delete_non_system_below is not None:
+                conn.execute(sa.delete(m).where(
+                    m.c.conversation_id == cid, m.c.is_system == 0,
+                    m.c.position < edit.delete_non_system_below,
+                ))
+            if edit.append:
+                start = self._reserve(conn, cid, len(edit.append))
+                self._insert(conn, cid, start, list(edit.append))
+            else:
+                self._drop_if_empty(conn, cid)
+
+        self._write(write, "updating the window")
+
+    # -- helpers ---------------------------------------------------------------------
+    def _lock_or_create(self, conn: Connection, cid: str, next_position: int) -> int:
+        """Lock the conversation row, creating it (a duplicate-key race retries the txn)."""
+        current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
+        if current is not None:
+            return current
+        conn.execute(sa.insert(self.tables.conversations).values(
+            conversation_id=cid, next_position=next_position, updated_at=_now()
+        ))
+        return 0
+
+    def _reserve(self, conn: Connection, cid: str, count: int) -> int:
+        """Reserve ``count`` positions under the row lock; the first one reserved."""
+        current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
+        c = self.tables.conversations
+        if current is None:
+            conn.execute(sa.insert(c).values(conversation_id=cid, next_position=count, updated_at=_now()))
+            return 0
+        conn.execute(
+            sa.update(c).where(c.c.conversation_id == cid)
+            .values(next_position=current + count, updated_at=_now())
+        )
+        return current
+
+    def _insert(self, conn: Connection, cid: str, start: int, messages: Sequence[Message]) -> None:
+        conn.execute(
+            sa.insert(self.tables.messages),
+            [to_row(cid, start + i, msg) for i, msg in enumerate(messages)],
+        )
+
+    def _trim(self, conn: Connection, cid: str, keep: int) -> None:
+        """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
+        m = self.tables.messages
+        cut = conn.execute(
+            sa.select(m.c.position).where(m.c.conversation_id == cid, m.c.is_system == 0)
+            .order_by(m.c.position.desc()).offset(keep - 1).limit(1)
+        ).scalar_one_or_none()
+        if cut is not None:
+            conn.execute(sa.delete(m).where(
+                m.c.conversation_id == cid, m.c.is_system == 0, m.c.position < cut
+            ))
+
+    def _drop_if_empty(self, conn: Connection, cid: str) -> None:
+        m, c = self.tables.messages, self.tables.conversations
+        left = conn.execute(
+            sa.select(m.c.position).where(m.c.conversation_id == cid).limit(1)
+        ).first()
+        if left is None:
+            conn.execute(sa.delete(c).where(c.c.conversation_id == cid))
+
+    def _read(self, fn: Callable[[Connection], T], what: str) -> T:
+        with translate_errors(what), self._serial, self.engine.connect() as conn:
+            return fn(conn)
+
+    def _write(self, fn: Callable[[Connection], None], what: str) -> None:
+        def attempt() -> bool | None:
+            try:
+                with self._serial, self.dialect.write(self.engine) as conn:
+                    fn(conn)
+                return True
+            except DBAPIError as exc:
+                if self.dialect.is_retryable(exc):
+                    return None
+                raise
+
+        with translate_errors(what):
+            retry(attempt, what=what)
+
+
+_LOCK_FOR_MEMORY_DB = threading.RLock()
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def make_engine(url: str, **engine_options: Any) -> Engine:
+    """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
+    one shared connection for ``:memory:``)."""
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        memory = parsed.database in (None, "", ":memory:")
+        engine_options.setdefault("connect_args", {}).setdefault("check_same_thread", False)
+        engine_options["connect_args"].setdefault("timeout", 30)
+        if memory:
+            engine_options.setdefault("poolclass", sa.pool.StaticPool)
+        engine = sa.create_engine(parsed, **engine_options)
+        if not memory:
+            sa.event.listen(engine, "connect", _sqlite_wal)
+        return engine
+    engine_options.setdefault("pool_pre_ping", True)
+    return sa.create_engine(parsed, **engine_options)
+
+
+def _sqlite_wal(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
