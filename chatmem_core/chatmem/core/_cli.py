@@ -1,0 +1,146 @@
+"""The ``chatmem`` command: a demo, and a look into any store by URL.
+
+``chatmem demo`` runs a scripted conversation (with a tool call) through
+``MessageWindowChatMemory`` on a SQLite file and prints, turn by turn, what is stored.
+``chatmem ls | show ID | rm ID | schema`` work against ``--url`` (or ``$CHATMEM_URL``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from ._errors import ChatMemoryError
+from ._memory import MessageWindowChatMemory
+from ._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from ._registry import repository_from_url
+
+DEFAULT_URL = "sqlite:///chatmem-demo.db"
+
+
+def describe(message: Message) -> str:
+    """A one-line human description of a message."""
+    kind = message.message_type.value.lower()
+    if isinstance(message, AssistantMessage) and message.tool_calls:
+        calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
+        text = f"{message.text or ''} -> calls {calls}".strip()
+    elif isinstance(message, ToolResponseMessage):
+        text = ", ".join(f"{r.name} = {r.response_data}" for r in message.responses)
+    else:
+        text = message.text or ""
+    when = message.created_at.isoformat(timespec="seconds") if message.created_at else ""
+    pos = "" if message.position is None else f"#{message.position:<4}"
+    return f"{pos} {kind:<9} {text}  {when}".rstrip()
+
+
+def _script() -> list[tuple[str, list[Message]]]:
+    weather_call = ToolCall(id="call_1", name="get_weather", arguments='{"city": "Lisbon"}')
+    return [
+        ("system prompt", [SystemMessage("You are a concise travel assistant.")]),
+        ("turn 1", [UserMessage("Hi! I am planning a trip to Lisbon."),
+                    AssistantMessage("Great choice. When are you going?")]),
+        ("turn 2 (with a tool call)", [
+            UserMessage("Next week. What's the weather like?"),
+            AssistantMessage(None, tool_calls=(weather_call,)),
+            ToolResponseMessage((ToolResponse(id="call_1", name="get_weather",
+                                              response_data='{"temp_c": 22, "sky": "sunny"}'),)),
+            AssistantMessage("Sunny and about 22 °C."),
+        ]),
+        ("turn 3", [UserMessage("Any museum tips?"),
+                    AssistantMessage("Try the Gulbenkian and the tile museum.")]),
+        ("turn 4", [UserMessage("And food?"), AssistantMessage("Pastéis de nata in Belém.")]),
+    ]
+
+
+def run_demo(url: str, window: int, conversation_id: str, out: TextIO) -> None:
+    repo = repository_from_url(url)
+    memory = MessageWindowChatMemory(repo, max_messages=window)
+    memory.clear(conversation_id)
+    print(f"chatmem demo: conversation {conversation_id!r} in {url}, window of {window}", file=out)
+    window_now: list[Message] = []
+    for title, messages in _script():
+        before = window_now
+        memory.add(conversation_id, messages)
+        window_now = memory.get(conversation_id)
+        print(f"\n== after {title}: added {len(messages)}, the window holds {len(window_now)}",
+              file=out)
+        for m in window_now:
+            print(f"   {describe(m)}", file=out)
+        kept_positions = {m.position for m in window_now}
+        evicted = [m for m in before if m.position not in kept_positions]
+        if evicted:
+            print(f"   evicted {len(evicted)} (whole turns, oldest first; the window never "
+                  "starts mid-turn):", file=out)
+            for m in evicted:
+                print(f"     - {describe(m)}", file=out)
+        if any(isinstance(m, SystemMessage) for m in window_now) and evicted:
+            print("   the system message stays: system messages are never evicted", file=out)
+    print(f"Try: chatmem show {conversation_id} --url {url}", file=out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``chatmem`` console script."""
+    parser = argparse.ArgumentParser(prog="chatmem", description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=os.environ.get("CHATMEM_URL", DEFAULT_URL),
+                        help=f"store URL (default $CHATMEM_URL or {DEFAULT_URL})")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--url", default=argparse.SUPPRESS, help="store URL")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", parents=[common], help="run a scripted conversation and show the window")
+    demo.add_argument("--window", type=int, default=6)
+    demo.add_argument("--id", default="demo-trip")
+    sub.add_parser("ls", parents=[common], help="list conversation ids")
+    show = sub.add_parser("show", parents=[common], help="print a conversation")
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="print JSON Lines")
+    rm = sub.add_parser("rm", parents=[common], help="delete a conversation")
+    rm.add_argument("id")
+    schema = sub.add_parser("schema", parents=[common], help="print the SQL DDL for --url's database")
+    schema.add_argument("--table-name", default="ai_chat_memory")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    try:
+        if args.command == "demo":
+            run_demo(args.url, args.window, args.id, out)
+        elif args.command == "schema":
+            from chatmem.jdbc import schema_sql
+
+            out.write(schema_sql(args.url, table_name=args.table_name))
+        else:
+            repo = repository_from_url(args.url)
+            if args.command == "ls":
+                for cid in repo.iter_conversation_ids():
+                    print(cid, file=out)
+            elif args.command == "show":
+                from ._codec import message_to_dict
+
+                for m in repo.find_by_conversation_id(args.id):
+                    if args.json:
+                        d = message_to_dict(m)
+                        d["created_at"] = m.created_at.isoformat() if m.created_at else None
+                        d["position"] = m.position
+                        print(json.dumps(d, ensure_ascii=False), file=out)
+                    else:
+                        print(describe(m), file=out)
+            elif args.command == "rm":
+                repo.delete_by_conversation_id(args.id)
+    except ChatMemoryError as exc:
+        print(f"chatmem: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
