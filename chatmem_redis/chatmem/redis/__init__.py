@@ -1,0 +1,30 @@
+"""chatmem.redis: chat memory in Redis (RedisJSON documents, RediSearch queries)."""
+
+from ._config import (
+    DEFAULT_INDEX_NAME,
+    DEFAULT_KEY_PREFIX,
+    DEFAULT_SEARCH_LIMIT,
+    MetadataField,
+    MetadataFieldType,
+    RedisConfig,
+)
+from ._query import escape_tag, format_number, tag_query, text_query, text_terms
+from ._repository import RedisChatMemoryRepository
+from ._search import AdvancedRedisChatMemoryRepository, MessageWithConversation
+
+__all__ = [
+    "DEFAULT_INDEX_NAME",
+    "DEFAULT_KEY_PREFIX",
+    "DEFAULT_SEARCH_LIMIT",
+    "AdvancedRedisChatMemoryRepository",
+    "MessageWithConversation",
+    "MetadataField",
+    "MetadataFieldType",
+    "RedisChatMemoryRepository",
+    "RedisConfig",
+    "escape_tag",
+    "format_number",
+    "tag_query",
+    "text_query",
+    "text_terms",
+]

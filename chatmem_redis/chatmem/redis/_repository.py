@@ -1,0 +1,344 @@
+"""``RedisChatMemoryRepository``: I/O only. Storage shape in ``_schema``, scripts in
+``_scripts``, queries in ``_search``.
+
+Every operation is one Lua script call (one round trip, atomic): append with a
+server-assigned position and optional trim, replace, delete, bounded reads. The window edit
+that adds a system message reads under WATCH and writes in MULTI/EXEC, retried on conflict.
+"""
+
+from __future__ import annotations
+
+from chatmem.core._errors import require
+
+require("redis", "redis")
+
+import itertools  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from datetime import datetime, timedelta  # noqa: E402
+from typing import Any  # noqa: E402
+
+from chatmem.core import (  # noqa: E402
+    BaseChatMemoryRepository,
+    Capability,
+    ConversationIdPage,
+    Message,
+    MessageType,
+    SchemaError,
+    SystemMessage,
+    WindowEdit,
+    retry,
+)
+from chatmem.core._validation import validate_positive_int  # noqa: E402
+
+import redis  # noqa: E402
+from redis.exceptions import NoScriptError, WatchError  # noqa: E402
+
+from . import _scripts  # noqa: E402
+from ._codec import document_body, parse_document  # noqa: E402
+from ._config import (  # noqa: E402
+    DEFAULT_INDEX_NAME,
+    DEFAULT_KEY_PREFIX,
+    DEFAULT_SEARCH_LIMIT,
+    MetadataField,
+    RedisConfig,
+)
+from ._errors import translate_errors  # noqa: E402
+from ._schema import (  # noqa: E402
+    ConversationKeys,
+    Layout,
+    conversation_tag,
+    index_attributes,
+    index_create_args,
+)
+from ._search import (  # noqa: E402
+    MessageWithConversation,
+    Search,
+    by_content,
+    by_metadata,
+    by_time_range,
+    by_type,
+    in_conversation,
+    parse_reply,
+    search_args,
+)
+
+
+class _Script:
+    """A Lua script run by EVALSHA, loaded on NOSCRIPT (works on clients and pipelines)."""
+
+    def __init__(self, source: str) -> None:
+        import hashlib
+
+        self.source = source
+        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # Redis names scripts by SHA-1
+
+    def __call__(self, client: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            client.script_load(self.source)
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+
+
+_APPEND = _Script(_scripts.APPEND)
+_SAVE_ALL = _Script(_scripts.SAVE_ALL)
+_DELETE = _Script(_scripts.DELETE)
+_READ = _Script(_scripts.READ)
+_IDS_PAGE = _Script(_scripts.IDS_PAGE)
+_SEARCH = _Script(_scripts.SEARCH)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class RedisChatMemoryRepository(BaseChatMemoryRepository):
+    """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
+
+    Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are those
+    of ``RedisConfig``. With ``initialize_schema`` (the default) the search index is created
+    if missing; history reads and writes never need it, only the advanced queries do.
+    """
+
+    capabilities = frozenset({Capability.TTL, Capability.SEARCH})
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        index_name: str = DEFAULT_INDEX_NAME,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        ttl: timedelta | None = None,
+        initialize_schema: bool = True,
+        max_conversation_ids: int | None = None,
+        max_messages_per_conversation: int | None = None,
+        metadata_fields: Sequence[MetadataField] = (),
+    ) -> None:
+        self.config = RedisConfig(
+            index_name=index_name,
+            key_prefix=key_prefix,
+            ttl=ttl,
+            initialize_schema=initialize_schema,
+            max_conversation_ids=max_conversation_ids,
+            max_messages_per_conversation=max_messages_per_conversation,
+            metadata_fields=tuple(metadata_fields),
+        )
+        self._client = client
+        self._owns_client = False
+        self._layout = Layout(key_prefix)
+        self._fields = self.config.metadata_fields
+        if initialize_schema:
+            self.create_index()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
+        """A repository on a client made from ``url`` (closed by ``close``)."""
+        client = redis.Redis.from_url(url)
+        try:
+            repo = cls(client, **options)
+        except BaseException:
+            client.close()
+            raise
+        repo._owns_client = True
+        return repo
+
+    @property
+    def client(self) -> redis.Redis:
+        return self._client
+
+    def close(self) -> None:
+        """Close the client if ``from_url`` made it; a caller's client is left open."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> RedisChatMemoryRepository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema ---------------------------------------------------------------------
+    def create_index(self) -> None:
+        """Create the search index if missing (race-safe); check an existing one has every
+        attribute this configuration queries."""
+        with translate_errors("creating the search index"):
+            try:
+                client: Any = self._client
+                client.execute_command("FT.CREATE", *index_create_args(self.config))
+                return
+            except redis.ResponseError as exc:
+                if "already exists" not in str(exc).lower():
+                    raise
+            info = _SEARCH(self._client, [], ["INFO", self.config.index_name])
+        attributes = set()
+        for i in range(0, len(info) - 1, 2):
+            if _text(info[i]) == "attributes":
+                for attr in info[i + 1]:
+                    pairs = [_text(x) if isinstance(x, (bytes, str)) else x for x in attr]
+                    attributes.add(pairs[pairs.index("attribute") + 1])
+        missing = index_attributes(self.config) - attributes
+        if missing:
+            raise SchemaError(
+                f"index {self.config.index_name!r} exists without {sorted(missing)}; "
+                "drop it (FT.DROPINDEX) or use another index_name"
+            )
+
+    # -- hooks ----------------------------------------------------------------------
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        layout = self._layout
+        with translate_errors("listing conversations"):
+            reply = _IDS_PAGE(
+                self._client, [layout.ids], [after or "", limit, layout.conversation_prefix]
+            )
+        ids = [_text(x) for x in reply[1:]]
+        return ConversationIdPage(ids, ids[-1] if int(reply[0]) and ids else None)
+
+    def find_conversation_ids(self) -> list[str]:
+        """Every conversation id, or the first ``max_conversation_ids`` when that is set."""
+        cap = self.config.max_conversation_ids
+        if cap is None:
+            return super().find_conversation_ids()
+        return list(itertools.islice(self.iter_conversation_ids(page_size=min(cap, 1000)), cap))
+
+    def _read(
+        self, client: Any, cid: str, sys_tail: int, msg_tail: int, total: int
+    ) -> list[Message]:
+        keys = self._layout.conversation(cid)
+        with translate_errors("reading a conversation"):
+            docs = _READ(client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total])
+        return [parse_document(d)[1] for d in docs]
+
+    def _find(self, cid: str) -> list[Message]:
+        cap = self.config.max_messages_per_conversation
+        return self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        return self._read(self._client, cid, n, n, n)
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        return self._read(self._client, cid, -1, non_system_limit, -1)
+
+    def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        tag = conversation_tag(cid)
+        out: list[str] = []
+        for m in messages:
+            out += [
+                "S" if isinstance(m, SystemMessage) else "M",
+                document_body(cid, tag, m, self._fields),
+            ]
+        return out
+
+    def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
+        return [keys.doc_prefix, cid, self.config.ttl_ms]
+
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        keys = self._layout.conversation(cid)
+        args = self._head(keys, cid) + self._pairs(cid, messages)
+        with translate_errors("saving a conversation"):
+            _SAVE_ALL(self._client, keys.script_keys, args)
+
+    def _delete(self, cid: str) -> None:
+        keys = self._layout.conversation(cid)
+        with translate_errors("deleting a conversation"):
+            _DELETE(self._client, keys.script_keys, self._head(keys, cid))
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        keys = self._layout.conversation(cid)
+        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        with translate_errors("appending to a conversation"):
+            _APPEND(self._client, keys.script_keys, args)
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        keys = self._layout.conversation(cid)
+
+        def attempt() -> bool | None:
+            client: Any = self._client
+            with translate_errors("editing a conversation window"), client.pipeline() as pipe:
+                try:
+                    pipe.watch(keys.seq, keys.sys, keys.msg)
+                    edit = plan(self._read(pipe, cid, -1, non_system_limit, -1))
+                    below = edit.delete_non_system_below
+                    positions = sorted(edit.delete_positions)
+                    args = [
+                        *self._head(keys, cid),
+                        "" if below is None else below,
+                        len(positions),
+                        *positions,
+                        *self._pairs(cid, edit.append),
+                    ]
+                    pipe.multi()
+                    # EVAL, not EVALSHA: a NOSCRIPT inside EXEC could not be retried.
+                    pipe.eval(_scripts.EDIT, len(keys.script_keys), *keys.script_keys, *args)
+                    pipe.execute()
+                    return True
+                except WatchError:
+                    return None
+
+        retry(attempt, what="window edit")
+
+    # -- advanced queries (AdvancedRedisChatMemoryRepository) ---------------------------
+    def _search(
+        self, search: Search | None, conversation_id: str | None, limit: object
+    ) -> list[MessageWithConversation]:
+        n = validate_positive_int(limit, "limit")
+        cid = None if conversation_id is None else self._cid(conversation_id)
+        if search is None:
+            return []
+        search = in_conversation(search, cid)
+        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        with translate_errors("searching messages"):
+            reply = _SEARCH(self._client, [], args)
+        return parse_reply(reply, search.check)
+
+    def find_by_type(
+        self,
+        message_type: MessageType | str,
+        *,
+        conversation_id: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageWithConversation]:
+        """Messages of one kind, oldest first."""
+        return self._search(by_type(message_type), conversation_id, limit)
+
+    def find_by_content(
+        self, text: str, *, conversation_id: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+    ) -> list[MessageWithConversation]:
+        """Messages whose content (text; a tool message's response data) holds every word
+        of ``text``; punctuation only separates words."""
+        return self._search(by_content(text), conversation_id, limit)
+
+    def find_by_time_range(
+        self,
+        start: datetime | None,
+        end: datetime | None,
+        *,
+        conversation_id: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageWithConversation]:
+        """Messages created in ``[start, end]`` (inclusive; None leaves that end open)."""
+        return self._search(by_time_range(start, end), conversation_id, limit)
+
+    def find_by_metadata(
+        self,
+        key: str,
+        value: object,
+        *,
+        conversation_id: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageWithConversation]:
+        """Messages whose indexed metadata ``key`` matches ``value``: exact for tag fields,
+        equal for numeric fields, every word for text fields."""
+        field = self.config.metadata_field(key)
+        return self._search(by_metadata(field, value), conversation_id, limit)
+
+    def execute_query(
+        self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT
+    ) -> list[MessageWithConversation]:
+        """A RediSearch query (DIALECT 2) over this repository's index; read-only."""
+        if not isinstance(query, str) or not query.strip():
+            from chatmem.core import InvalidArgumentError
+
+            raise InvalidArgumentError("query", "must be a non-empty str")
+        return self._search(Search(query), None, limit)

@@ -1,0 +1,122 @@
+"""The one place the Redis storage shape is defined: keys, document fields, the index.
+
+Per conversation (``H`` = lowercase hex of the id's UTF-8, so any id, whatever its case,
+commas, braces or spaces, maps to one safe key and one exact TAG value; ``{H}`` is also the
+cluster hash tag, keeping a conversation's keys in one slot)::
+
+    <prefix>ids             ZSET  every conversation id (score 0), paged with ZRANGE BYLEX
+    <prefix>c:{H}:seq       STR   next position (INCRBY: the server assigns positions)
+    <prefix>c:{H}:sys       ZSET  positions of system messages   (member = score = position)
+    <prefix>c:{H}:msg       ZSET  positions of the other messages
+    <prefix>m:{H}:<pos>     JSON  one message document, indexed by RediSearch
+
+A message document::
+
+    {"position": 7, "conversation_id": "<id>", "conversation_key": "<H>",
+     "message_type": "USER", "content": "<text>", "created_at": <UTC microseconds>,
+     "message": "<core wire JSON, as a string>", "metadata": {<typed projection>}}
+
+``message`` holds the exact core wire format as a string, so every field of every kind
+round-trips byte for byte (RedisJSON turns integers beyond 64 bits into floats).
+``metadata`` holds only the configured fields whose value fits the field type, so a value of
+the wrong type is left out of the index instead of failing the whole document's indexing.
+History reads never use the index; they read the conversation's own keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._config import MetadataFieldType, RedisConfig
+
+IDS = "ids"
+DOC_PREFIX = "m:"
+CONVERSATION_PREFIX = "c:"
+
+# Index attribute names used by queries.
+CONVERSATION_KEY = "conversation_key"
+MESSAGE_TYPE = "message_type"
+CONTENT = "content"
+CREATED_AT = "created_at"
+POSITION = "position"
+
+
+def conversation_tag(cid: str) -> str:
+    """The hex form of an id: the key segment and the exact TAG value."""
+    return cid.encode("utf-8").hex()
+
+
+def metadata_attribute(name: str) -> str:
+    """The index attribute of a metadata field (``metadata_<name>``)."""
+    return f"metadata_{name}"
+
+
+@dataclass(frozen=True)
+class ConversationKeys:
+    """The keys of one conversation, in the order every write script takes them."""
+
+    ids: str
+    seq: str
+    sys: str
+    msg: str
+    doc_prefix: str
+
+    @property
+    def script_keys(self) -> list[str]:
+        return [self.ids, self.seq, self.sys, self.msg]
+
+
+class Layout:
+    """Key names under one prefix."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.ids = prefix + IDS
+        self.doc_prefix = prefix + DOC_PREFIX
+        self.conversation_prefix = prefix + CONVERSATION_PREFIX
+
+    def conversation(self, cid: str) -> ConversationKeys:
+        base = "{" + conversation_tag(cid) + "}"
+        conv = self.conversation_prefix + base
+        return ConversationKeys(
+            ids=self.ids,
+            seq=conv + ":seq",
+            sys=conv + ":sys",
+            msg=conv + ":msg",
+            doc_prefix=self.doc_prefix + base + ":",
+        )
+
+
+_FIELD_TYPE = {
+    MetadataFieldType.TAG: ["TAG", "CASESENSITIVE"],
+    MetadataFieldType.TEXT: ["TEXT"],
+    MetadataFieldType.NUMERIC: ["NUMERIC"],
+}
+
+
+def index_create_args(config: RedisConfig) -> list[str]:
+    """``FT.CREATE`` arguments (after the command name) for ``config``'s index.
+
+    JSON TAG fields have no separator by default, so a value containing ``,`` stays one tag;
+    CASESENSITIVE keeps ``A`` and ``a`` apart. STOPWORDS 0: every word is searchable.
+    """
+    layout = Layout(config.key_prefix)
+    schema = [
+        "$.conversation_key", "AS", CONVERSATION_KEY, "TAG", "CASESENSITIVE",
+        "$.message_type", "AS", MESSAGE_TYPE, "TAG", "CASESENSITIVE",
+        "$.content", "AS", CONTENT, "TEXT",
+        "$.created_at", "AS", CREATED_AT, "NUMERIC", "SORTABLE",
+        "$.position", "AS", POSITION, "NUMERIC",
+    ]  # fmt: skip
+    for f in config.metadata_fields:
+        schema += [f"$.metadata.{f.name}", "AS", metadata_attribute(f.name), *_FIELD_TYPE[f.type]]
+    return [
+        config.index_name, "ON", "JSON", "PREFIX", "1", layout.doc_prefix,
+        "STOPWORDS", "0", "SCHEMA", *schema,
+    ]  # fmt: skip
+
+
+def index_attributes(config: RedisConfig) -> set[str]:
+    """Attribute names the index must have for ``config``'s queries."""
+    names = {CONVERSATION_KEY, MESSAGE_TYPE, CONTENT, CREATED_AT, POSITION}
+    return names | {metadata_attribute(f.name) for f in config.metadata_fields}
