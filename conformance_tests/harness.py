@@ -87,7 +87,7 @@ class Harness(ABC):
         ``chatmem.core.repository_from_url``; None for in-process stores."""
         return None
 
-    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
+    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:  # noqa: B027
         """Remove what ``make_repository`` created (tables, keys, collections)."""
 
 
@@ -99,8 +99,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(port: int, timeout: float, proc: subprocess.Popen[Any] | None = None,
-                  log: Path | None = None) -> None:
+def wait_for_port(
+    port: int, timeout: float, proc: subprocess.Popen[Any] | None = None, log: Path | None = None
+) -> None:
     """Wait until 127.0.0.1:port accepts, failing early (with the log) if ``proc`` died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from chatmem.core import BaseChatMemoryRepository
 
 from .harness import Harness, ServerInfo, Unavailable, docker_available
@@ -30,13 +29,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--backend",
         default=os.environ.get("CHATMEM_BACKEND", "memory"),
-        help="backend to run the conformance suite against (a module in conformance_tests/harnesses)",
+        help="backend to test (a module in conformance_tests/harnesses)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "backend(name): test of one backend's own features")
-    config.addinivalue_line("markers", "multiprocess: needs a repository reachable from other processes")
+    config.addinivalue_line(
+        "markers", "multiprocess: needs a repository reachable from other processes"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -145,11 +146,23 @@ def repository(
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     backend = config.getoption("--backend")
+    if "server" not in _STATE and "unavailable" not in _STATE:
+        return  # no test asked for a server (unit tests): nothing to report
     stats = terminalreporter.stats
-    counts = {k: len([r for r in stats.get(k, []) if getattr(r, "when", "call") != "teardown" or k == "error"])
-              for k in ("passed", "failed", "skipped", "error")}
+    counts = {
+        k: len(
+            [
+                r
+                for r in stats.get(k, [])
+                if getattr(r, "when", "call") != "teardown" or k == "error"
+            ]
+        )
+        for k in ("passed", "failed", "skipped", "error")
+    }
     info: ServerInfo | None = _STATE.get("server")
-    ran_against = info.label if info else f"not run: {_STATE.get('unavailable', 'no test used a server')}"
+    ran_against = (
+        info.label if info else f"not run: {_STATE.get('unavailable', 'no test used a server')}"
+    )
     row = {
         "backend": backend,
         "python": platform.python_version(),

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-
 from chatmem.core import (
     AssistantMessage,
     BaseChatMemoryRepository,
@@ -110,7 +109,9 @@ def test_concurrent_system_and_plain_adds_stay_consistent(repository: Repo) -> N
             memory.add("mixed", [SystemMessage(f"S{k}.{n}")])
 
     with ThreadPoolExecutor(6) as pool:
-        futures = [pool.submit(plain, w) for w in workers] + [pool.submit(system, k) for k in (0, 1)]
+        futures = [pool.submit(plain, w) for w in workers] + [
+            pool.submit(system, k) for k in (0, 1)
+        ]
         for f in futures:
             f.result()
     got = memory.get("mixed")
@@ -134,8 +135,9 @@ def test_concurrent_small_window_adds_keep_a_valid_window(repository: Repo) -> N
     assert positions == sorted(positions)
 
 
-def test_first_use_is_race_safe(harness: Harness, server: ServerInfo,
-                                make_repository: Callable[..., Repo]) -> None:
+def test_first_use_is_race_safe(
+    harness: Harness, server: ServerInfo, make_repository: Callable[..., Repo]
+) -> None:
     options = harness.namespace_options()
     barrier = threading.Barrier(6)
 
@@ -151,7 +153,9 @@ def test_first_use_is_race_safe(harness: Harness, server: ServerInfo,
     repo = make_repository(**options)
     ids = set(repo.find_conversation_ids())
     assert {f"first-use-{i}" for i in range(6)} <= ids
-    _assert_lossless(repo.find_by_conversation_id("first-use-shared"), [f"w{i}" for i in range(6)], 1)
+    _assert_lossless(
+        repo.find_by_conversation_id("first-use-shared"), [f"w{i}" for i in range(6)], 1
+    )
 
 
 def _process_worker(url: str, options: dict[str, Any], worker: str, adds: int, window: int) -> None:
@@ -171,7 +175,9 @@ def test_concurrent_window_adds_from_processes_lose_nothing(
     workers = [f"p{i}" for i in range(4)]
     window = 4 * 30 + 10
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_process_worker, args=(url, options, w, 30, window)) for w in workers]
+    procs = [
+        ctx.Process(target=_process_worker, args=(url, options, w, 30, window)) for w in workers
+    ]
     for p in procs:
         p.start()
     for p in procs:

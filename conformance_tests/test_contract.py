@@ -6,7 +6,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from chatmem.core import (
     AssistantMessage,
     BaseChatMemoryRepository,
@@ -44,7 +43,7 @@ def test_save_and_read_back_every_kind_and_field(repository: Repo) -> None:
     repository.save_all("c1", corpus)
     back = repository.find_by_conversation_id("c1")
     assert back == corpus
-    for original, read in zip(corpus, back):
+    for original, read in zip(corpus, back, strict=True):
         assert type(read) is type(original)
         assert dict(read.metadata) == dict(original.metadata)
         assert read.media == original.media

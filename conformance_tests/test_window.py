@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from chatmem.core import (
     AssistantMessage,
     BaseChatMemoryRepository,
@@ -54,7 +53,9 @@ VECTORS = [
 ]
 
 
-@pytest.mark.parametrize("window, batches, expected", VECTORS, ids=[f"L{v[0]}:{'+'.join(v[1])}" for v in VECTORS])
+@pytest.mark.parametrize(
+    "window, batches, expected", VECTORS, ids=[f"L{v[0]}:{'+'.join(v[1])}" for v in VECTORS]
+)
 def test_window_vectors(repository: Repo, window: int, batches: list[str], expected: str) -> None:
     memory = MessageWindowChatMemory(repository, max_messages=window)
     for batch in batches:

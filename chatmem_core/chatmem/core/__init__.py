@@ -19,6 +19,7 @@ from ._errors import (
     MissingDependencyError,
     SchemaError,
 )
+from ._memory import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory
 from ._messages import (
     AssistantMessage,
     Media,
@@ -30,6 +31,7 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
+from ._registry import repository_from_url
 from ._repository import (
     BaseChatMemoryRepository,
     Capability,
@@ -40,8 +42,6 @@ from ._repository import (
     stamp,
     window_source,
 )
-from ._memory import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory
-from ._registry import repository_from_url
 from ._turns import (
     ChatTurn,
     Preprocessor,
@@ -54,14 +54,6 @@ from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_e
 
 __all__ = [
     "DEFAULT_MAX_MESSAGES",
-    "ChatTurn",
-    "MessageWindowChatMemory",
-    "Preprocessor",
-    "apply_preprocessors",
-    "drop_system_messages",
-    "filter_messages",
-    "repository_from_url",
-    "window_size",
     "FORMAT_VERSION",
     "AssistantMessage",
     "BackendError",
@@ -70,6 +62,7 @@ __all__ = [
     "Capability",
     "ChatMemoryError",
     "ChatMemoryRepository",
+    "ChatTurn",
     "ConcurrencyError",
     "ConversationIdPage",
     "InMemoryChatMemoryRepository",
@@ -78,7 +71,9 @@ __all__ = [
     "Media",
     "Message",
     "MessageType",
+    "MessageWindowChatMemory",
     "MissingDependencyError",
+    "Preprocessor",
     "SchemaError",
     "SystemMessage",
     "ToolCall",
@@ -87,16 +82,21 @@ __all__ = [
     "UserMessage",
     "WindowEdit",
     "add_to_window",
+    "apply_preprocessors",
     "apply_window_edit",
     "decode_json",
+    "drop_system_messages",
     "encode_json",
+    "filter_messages",
     "from_micros",
     "message_from_dict",
     "message_to_dict",
     "plan_window_edit",
+    "repository_from_url",
     "retry",
     "stamp",
     "to_micros",
     "window_of",
+    "window_size",
     "window_source",
 ]

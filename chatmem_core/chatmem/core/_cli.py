@@ -49,17 +49,37 @@ def _script() -> list[tuple[str, list[Message]]]:
     weather_call = ToolCall(id="call_1", name="get_weather", arguments='{"city": "Lisbon"}')
     return [
         ("system prompt", [SystemMessage("You are a concise travel assistant.")]),
-        ("turn 1", [UserMessage("Hi! I am planning a trip to Lisbon."),
-                    AssistantMessage("Great choice. When are you going?")]),
-        ("turn 2 (with a tool call)", [
-            UserMessage("Next week. What's the weather like?"),
-            AssistantMessage(None, tool_calls=(weather_call,)),
-            ToolResponseMessage((ToolResponse(id="call_1", name="get_weather",
-                                              response_data='{"temp_c": 22, "sky": "sunny"}'),)),
-            AssistantMessage("Sunny and about 22 °C."),
-        ]),
-        ("turn 3", [UserMessage("Any museum tips?"),
-                    AssistantMessage("Try the Gulbenkian and the tile museum.")]),
+        (
+            "turn 1",
+            [
+                UserMessage("Hi! I am planning a trip to Lisbon."),
+                AssistantMessage("Great choice. When are you going?"),
+            ],
+        ),
+        (
+            "turn 2 (with a tool call)",
+            [
+                UserMessage("Next week. What's the weather like?"),
+                AssistantMessage(None, tool_calls=(weather_call,)),
+                ToolResponseMessage(
+                    (
+                        ToolResponse(
+                            id="call_1",
+                            name="get_weather",
+                            response_data='{"temp_c": 22, "sky": "sunny"}',
+                        ),
+                    )
+                ),
+                AssistantMessage("Sunny and about 22 °C."),
+            ],
+        ),
+        (
+            "turn 3",
+            [
+                UserMessage("Any museum tips?"),
+                AssistantMessage("Try the Gulbenkian and the tile museum."),
+            ],
+        ),
         ("turn 4", [UserMessage("And food?"), AssistantMessage("Pastéis de nata in Belém.")]),
     ]
 
@@ -74,15 +94,20 @@ def run_demo(url: str, window: int, conversation_id: str, out: TextIO) -> None:
         before = window_now
         memory.add(conversation_id, messages)
         window_now = memory.get(conversation_id)
-        print(f"\n== after {title}: added {len(messages)}, the window holds {len(window_now)}",
-              file=out)
+        print(
+            f"\n== after {title}: added {len(messages)}, the window holds {len(window_now)}",
+            file=out,
+        )
         for m in window_now:
             print(f"   {describe(m)}", file=out)
         kept_positions = {m.position for m in window_now}
         evicted = [m for m in before if m.position not in kept_positions]
         if evicted:
-            print(f"   evicted {len(evicted)} (whole turns, oldest first; the window never "
-                  "starts mid-turn):", file=out)
+            print(
+                f"   evicted {len(evicted)} (whole turns, oldest first; the window never "
+                "starts mid-turn):",
+                file=out,
+            )
             for m in evicted:
                 print(f"     - {describe(m)}", file=out)
         if any(isinstance(m, SystemMessage) for m in window_now) and evicted:
@@ -93,12 +118,17 @@ def run_demo(url: str, window: int, conversation_id: str, out: TextIO) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``chatmem`` console script."""
     parser = argparse.ArgumentParser(prog="chatmem", description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default=os.environ.get("CHATMEM_URL", DEFAULT_URL),
-                        help=f"store URL (default $CHATMEM_URL or {DEFAULT_URL})")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("CHATMEM_URL", DEFAULT_URL),
+        help=f"store URL (default $CHATMEM_URL or {DEFAULT_URL})",
+    )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", default=argparse.SUPPRESS, help="store URL")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", parents=[common], help="run a scripted conversation and show the window")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="run a scripted conversation and show the window"
+    )
     demo.add_argument("--window", type=int, default=6)
     demo.add_argument("--id", default="demo-trip")
     sub.add_parser("ls", parents=[common], help="list conversation ids")
@@ -107,7 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     show.add_argument("--json", action="store_true", help="print JSON Lines")
     rm = sub.add_parser("rm", parents=[common], help="delete a conversation")
     rm.add_argument("id")
-    schema = sub.add_parser("schema", parents=[common], help="print the SQL DDL for --url's database")
+    schema = sub.add_parser(
+        "schema", parents=[common], help="print the SQL DDL for --url's database"
+    )
     schema.add_argument("--table-name", default="ai_chat_memory")
     args = parser.parse_args(argv)
     out = sys.stdout

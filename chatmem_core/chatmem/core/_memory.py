@@ -12,7 +12,11 @@ from collections.abc import Sequence
 
 from ._errors import InvalidArgumentError
 from ._messages import Message
-from ._repository import BaseChatMemoryRepository, ChatMemoryRepository, InMemoryChatMemoryRepository
+from ._repository import (
+    BaseChatMemoryRepository,
+    ChatMemoryRepository,
+    InMemoryChatMemoryRepository,
+)
 from ._validation import validate_conversation_id, validate_messages
 from ._window import add_to_window
 

@@ -13,11 +13,10 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from ._errors import InvalidArgumentError
 
-JsonValue = Union[None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]]
 Metadata = Mapping[str, Any]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -180,9 +179,7 @@ class _MessageMethods:
     __slots__ = ()
     message_type: ClassVar[MessageType]
 
-    def with_store_fields(
-        self, *, created_at: datetime | None, position: int | None
-    ) -> Message:
+    def with_store_fields(self, *, created_at: datetime | None, position: int | None) -> Message:
         """Return a copy carrying store-assigned fields (equality is unchanged)."""
         return dataclasses.replace(self, created_at=created_at, position=position)  # type: ignore[type-var, return-value]
 
@@ -258,14 +255,17 @@ class ToolResponseMessage(_MessageMethods):
         return ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "responses", _tuple_of("responses", self.responses, ToolResponse)
-        )
+        object.__setattr__(self, "responses", _tuple_of("responses", self.responses, ToolResponse))
         _normalise_common(self)
 
 
-Message = Union[UserMessage, AssistantMessage, SystemMessage, ToolResponseMessage]
-MESSAGE_CLASSES: tuple[type, ...] = (UserMessage, AssistantMessage, SystemMessage, ToolResponseMessage)
+Message = UserMessage | AssistantMessage | SystemMessage | ToolResponseMessage
+MESSAGE_CLASSES: tuple[type, ...] = (
+    UserMessage,
+    AssistantMessage,
+    SystemMessage,
+    ToolResponseMessage,
+)
 
 
 def is_message(value: object) -> bool:

@@ -32,7 +32,7 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
 
 def scheme_of(url: str) -> str:
     """The backend part of a URL scheme: ``postgresql+psycopg://`` -> ``postgresql``."""
-    if not isinstance(url, str) or "://" not in url and url != "memory:":
+    if not isinstance(url, str) or ("://" not in url and url != "memory:"):
         raise InvalidArgumentError("url", f"{url!r} is not a URL like sqlite:///chat.db")
     return url.split(":", 1)[0].split("+", 1)[0].lower()
 

@@ -213,9 +213,7 @@ class BaseChatMemoryRepository(ABC):
 
     # -- helpers ----------------------------------------------------------------------
     def _cid(self, conversation_id: object) -> str:
-        return validate_conversation_id(
-            conversation_id, max_length=self.max_conversation_id_length
-        )
+        return validate_conversation_id(conversation_id, max_length=self.max_conversation_id_length)
 
 
 def window_source(log: Sequence[Message], non_system_limit: int) -> list[Message]:
@@ -244,7 +242,9 @@ class InMemoryChatMemoryRepository(BaseChatMemoryRepository):
             return list(self._logs.get(cid, ()))
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
-        log = [m.with_store_fields(created_at=m.created_at, position=i) for i, m in enumerate(messages)]
+        log = [
+            m.with_store_fields(created_at=m.created_at, position=i) for i, m in enumerate(messages)
+        ]
         with self._lock:
             self._logs[cid] = log
             self._next[cid] = len(log)
@@ -273,7 +273,9 @@ class InMemoryChatMemoryRepository(BaseChatMemoryRepository):
                 if len(others) > trim_to:
                     cut = others[-trim_to].position
                     assert cut is not None
-                    log = [m for m in log if isinstance(m, SystemMessage) or (m.position or 0) >= cut]
+                    log = [
+                        m for m in log if isinstance(m, SystemMessage) or (m.position or 0) >= cut
+                    ]
             self._put(cid, log, messages)
 
     def _edit_window(
@@ -282,5 +284,7 @@ class InMemoryChatMemoryRepository(BaseChatMemoryRepository):
         with self._lock:
             log = list(self._logs.get(cid, ()))
             edit = plan(window_source(log, non_system_limit))
-            kept = apply_window_edit(log, WindowEdit(edit.delete_positions, edit.delete_non_system_below))
+            kept = apply_window_edit(
+                log, WindowEdit(edit.delete_positions, edit.delete_non_system_below)
+            )
             self._put(cid, kept, edit.append)

@@ -32,9 +32,7 @@ def validate_conversation_id(
     if conversation_id is None:
         raise InvalidArgumentError(argument, "must not be None")
     if not isinstance(conversation_id, str):
-        raise InvalidArgumentError(
-            argument, f"must be a str, got {type(conversation_id).__name__}"
-        )
+        raise InvalidArgumentError(argument, f"must be a str, got {type(conversation_id).__name__}")
     if not conversation_id:
         raise InvalidArgumentError(argument, "must not be empty")
     if len(conversation_id) > max_length:

@@ -54,10 +54,10 @@ def add_to_window(
 ) -> list[Message]:
     """The reference rule, applied at one add: the kept list after adding ``new``."""
     if resets_system(stored, new):
-        base = [m for m in stored if not isinstance(m, SystemMessage)]
-        return window_of(base + list(new), max_messages)
-    added = [m for m in new if not isinstance(m, SystemMessage)]
-    return window_of(list(stored) + added, max_messages)
+        base: list[Message] = [m for m in stored if not isinstance(m, SystemMessage)]
+        return window_of([*base, *new], max_messages)
+    added: list[Message] = [m for m in new if not isinstance(m, SystemMessage)]
+    return window_of([*stored, *added], max_messages)
 
 
 @dataclass(frozen=True)

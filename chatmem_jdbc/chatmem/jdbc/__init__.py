@@ -1,4 +1,7 @@
-"""chatmem.jdbc: chat memory in SQL databases through SQLAlchemy 2 (``pip install "chatmem[sqlite]"``)."""
+"""chatmem.jdbc: chat memory in SQL databases through SQLAlchemy 2.
+
+Install with ``pip install "chatmem[sqlite]"`` (or the extra of your database).
+"""
 
 from chatmem.core._errors import require
 

@@ -35,7 +35,7 @@ def to_row(cid: str, position: int, message: Message) -> dict[str, Any]:
     }
 
 
-def from_row(row: Mapping[str, Any]) -> Message:
+def from_row(row: Mapping[Any, Any]) -> Message:
     """The message stored in ``row``, with its position and creation time."""
     payload = row["payload"]
     d = dict(payload) if isinstance(payload, Mapping) else json.loads(payload)

@@ -9,9 +9,8 @@ from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import sql_identifier
 
 DEFAULT_TABLE_NAME = "ai_chat_memory"
-DEFAULT_INITIALIZE_SCHEMA = "embedded"
-
 SchemaMode = Literal["embedded", "always", "never"]
+DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "embedded"
 SCHEMA_MODES = ("embedded", "always", "never")
 
 

@@ -10,15 +10,12 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError
-
 from chatmem.core import (
     BaseChatMemoryRepository,
     ConversationIdPage,
@@ -26,6 +23,8 @@ from chatmem.core import (
     WindowEdit,
     retry,
 )
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
 from ._codec import from_row, to_row
 from ._config import JdbcConfig, SchemaMode
@@ -57,15 +56,18 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
         url = self.engine.url
         self._serial: AbstractContextManager[Any] = (
-            _LOCK_FOR_MEMORY_DB if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:") else nullcontext()
+            _LOCK_FOR_MEMORY_DB
+            if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+            else nullcontext()
         )
         mode = self.config.initialize_schema
         if mode == "always" or (mode == "embedded" and self.dialect.embedded):
             self.create_schema()
 
     @classmethod
-    def from_url(cls, url: str, *, engine_options: dict[str, Any] | None = None,
-                 **options: Any) -> JdbcChatMemoryRepository:
+    def from_url(
+        cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
+    ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
         ``postgresql+psycopg://user:pw@host/db``."""
         return cls(make_engine(url, **(engine_options or {})), **options)
@@ -104,26 +106,31 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
     def _find(self, cid: str) -> list[Message]:
         m = self.tables.messages
         stmt = sa.select(m).where(m.c.conversation_id == cid).order_by(m.c.position)
-        return self._read(lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading")
+        return self._read(
+            lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading"
+        )
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
         m = self.tables.messages
-        stmt = (
-            sa.select(m).where(m.c.conversation_id == cid)
-            .order_by(m.c.position.desc()).limit(n)
+        stmt = sa.select(m).where(m.c.conversation_id == cid).order_by(m.c.position.desc()).limit(n)
+        rows = self._read(
+            lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading"
         )
-        rows = self._read(lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading")
         return rows[::-1]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return self._read(lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window")
+        return self._read(
+            lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
+        )
 
     def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
         m = self.tables.messages
         systems = sa.select(m).where(m.c.conversation_id == cid, m.c.is_system == 1)
         others = (
-            sa.select(m).where(m.c.conversation_id == cid, m.c.is_system == 0)
-            .order_by(m.c.position.desc()).limit(non_system_limit)
+            sa.select(m)
+            .where(m.c.conversation_id == cid, m.c.is_system == 0)
+            .order_by(m.c.position.desc())
+            .limit(non_system_limit)
         )
         union = sa.union_all(systems, sa.select(others.subquery())).subquery()
         stmt = sa.select(union).order_by(union.c.position)
@@ -135,7 +142,8 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             m, c = self.tables.messages, self.tables.conversations
             conn.execute(sa.delete(m).where(m.c.conversation_id == cid))
             conn.execute(
-                sa.update(c).where(c.c.conversation_id == cid)
+                sa.update(c)
+                .where(c.c.conversation_id == cid)
                 .values(next_position=len(messages), updated_at=_now())
             )
             conn.execute(sa.insert(m), [to_row(cid, i, msg) for i, msg in enumerate(messages)])
@@ -167,14 +175,19 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             self._lock_or_create(conn, cid, 0)
             edit = plan(self._window_rows(conn, cid, non_system_limit))
             if edit.delete_positions:
-                conn.execute(sa.delete(m).where(
-                    m.c.conversation_id == cid, m.c.position.in_(sorted(edit.delete_positions))
-                ))
+                conn.execute(
+                    sa.delete(m).where(
+                        m.c.conversation_id == cid, m.c.position.in_(sorted(edit.delete_positions))
+                    )
+                )
             if edit.delete_non_system_below is not None:
-                conn.execute(sa.delete(m).where(
-                    m.c.conversation_id == cid, m.c.is_system == 0,
-                    m.c.position < edit.delete_non_system_below,
-                ))
+                conn.execute(
+                    sa.delete(m).where(
+                        m.c.conversation_id == cid,
+                        m.c.is_system == 0,
+                        m.c.position < edit.delete_non_system_below,
+                    )
+                )
             if edit.append:
                 start = self._reserve(conn, cid, len(edit.append))
                 self._insert(conn, cid, start, list(edit.append))
@@ -189,9 +202,11 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
         if current is not None:
             return current
-        conn.execute(sa.insert(self.tables.conversations).values(
-            conversation_id=cid, next_position=next_position, updated_at=_now()
-        ))
+        conn.execute(
+            sa.insert(self.tables.conversations).values(
+                conversation_id=cid, next_position=next_position, updated_at=_now()
+            )
+        )
         return 0
 
     def _reserve(self, conn: Connection, cid: str, count: int) -> int:
@@ -199,10 +214,13 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
         c = self.tables.conversations
         if current is None:
-            conn.execute(sa.insert(c).values(conversation_id=cid, next_position=count, updated_at=_now()))
+            conn.execute(
+                sa.insert(c).values(conversation_id=cid, next_position=count, updated_at=_now())
+            )
             return 0
         conn.execute(
-            sa.update(c).where(c.c.conversation_id == cid)
+            sa.update(c)
+            .where(c.c.conversation_id == cid)
             .values(next_position=current + count, updated_at=_now())
         )
         return current
@@ -217,13 +235,18 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
         m = self.tables.messages
         cut = conn.execute(
-            sa.select(m.c.position).where(m.c.conversation_id == cid, m.c.is_system == 0)
-            .order_by(m.c.position.desc()).offset(keep - 1).limit(1)
+            sa.select(m.c.position)
+            .where(m.c.conversation_id == cid, m.c.is_system == 0)
+            .order_by(m.c.position.desc())
+            .offset(keep - 1)
+            .limit(1)
         ).scalar_one_or_none()
         if cut is not None:
-            conn.execute(sa.delete(m).where(
-                m.c.conversation_id == cid, m.c.is_system == 0, m.c.position < cut
-            ))
+            conn.execute(
+                sa.delete(m).where(
+                    m.c.conversation_id == cid, m.c.is_system == 0, m.c.position < cut
+                )
+            )
 
     def _drop_if_empty(self, conn: Connection, cid: str) -> None:
         m, c = self.tables.messages, self.tables.conversations
@@ -282,5 +305,3 @@ def _sqlite_wal(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
-
-

@@ -60,9 +60,15 @@ def build_tables(table_name: str, dialect: SqlDialect) -> Tables:
 def schema_statements(tables: Tables, dialect: Dialect, *, if_not_exists: bool) -> list[str]:
     """The DDL for ``dialect`` as SQL text, in the order to run it."""
     return [
-        str(CreateTable(tables.conversations, if_not_exists=if_not_exists).compile(dialect=dialect)).strip(),
-        str(CreateTable(tables.messages, if_not_exists=if_not_exists).compile(dialect=dialect)).strip(),
-        str(CreateIndex(tables.window_index, if_not_exists=if_not_exists).compile(dialect=dialect)).strip(),
+        str(
+            CreateTable(tables.conversations, if_not_exists=if_not_exists).compile(dialect=dialect)
+        ).strip(),
+        str(
+            CreateTable(tables.messages, if_not_exists=if_not_exists).compile(dialect=dialect)
+        ).strip(),
+        str(
+            CreateIndex(tables.window_index, if_not_exists=if_not_exists).compile(dialect=dialect)
+        ).strip(),
     ]
 
 

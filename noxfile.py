@@ -1,0 +1,107 @@
+"""Test matrix: conformance by backend x Python, unit tests, lint, typecheck, bench.
+
+Each ``conformance`` session starts its backend's server once (through the harness in
+conformance_tests/harnesses/) and runs the shared suite plus that backend's own tests. The
+in-memory and SQLite backends run on every installed Python; server backends on one.
+Interpreters are never downloaded; a missing one skips its sessions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+nox.options.error_on_missing_interpreters = False
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "typecheck", "unit", "conformance"]
+
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+MAIN_PYTHON = "3.11"
+EVERY_PYTHON = ("memory", "sqlite")
+
+# backend -> (extra to install, its own test folders)
+BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "memory": ("", ()),
+    "sqlite": ("sqlite", ("chatmem_jdbc/tests",)),
+    "postgres": ("postgres", ("chatmem_jdbc/tests",)),
+    "mariadb": ("mysql", ("chatmem_jdbc/tests",)),
+    "mssql": ("mssql", ("chatmem_jdbc/tests",)),
+    "oracle": ("oracle", ("chatmem_jdbc/tests",)),
+    "redis": ("redis", ("chatmem_redis/tests",)),
+    "mongo": ("mongo", ("chatmem_mongo/tests",)),
+    "cassandra": ("cassandra", ("chatmem_cassandra/tests",)),
+    "neo4j": ("neo4j", ("chatmem_neo4j/tests",)),
+}
+HARNESSES = sorted(
+    p.stem
+    for p in Path(__file__).parent.joinpath("conformance_tests", "harnesses").glob("[!_]*.py")
+)
+MATRIX = [
+    nox.param(python, backend, id=f"{backend}-{python}")
+    for backend in HARNESSES
+    for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
+]
+PACKAGES = [
+    f"chatmem_{p}/chatmem" for p in ("core", "jdbc", "cassandra", "neo4j", "mongo", "redis")
+]
+
+
+def _install(session: nox.Session, extra: str) -> None:
+    extras = ",".join(e for e in (extra, "test") if e)
+    session.install("-e", f".[{extras}]")
+
+
+@nox.session
+@nox.parametrize("python,backend", MATRIX)
+def conformance(session: nox.Session, backend: str) -> None:
+    """The shared suite and the backend's own tests against a real server."""
+    extra, own_tests = BACKENDS.get(backend, (backend, ()))
+    _install(session, extra)
+    folders = [f for f in own_tests if Path(f).is_dir() and any(Path(f).glob("test_*.py"))]
+    session.run(
+        "pytest",
+        "conformance_tests",
+        *folders,
+        "--backend",
+        backend,
+        "-q",
+        "-rs",
+        *session.posargs,
+    )
+
+
+@nox.session(python=PYTHONS)
+def unit(session: nox.Session) -> None:
+    """Core tests that need no store (window rule, codec, validation, CLI, integrations)."""
+    _install(session, "sqlite")
+    session.run(
+        "pytest", "chatmem_core/tests", "-q", "-rs", "--backend", "memory", *session.posargs
+    )
+
+
+@nox.session(python=MAIN_PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+
+
+@nox.session(python=MAIN_PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on our packages (drivers installed so their types are checked too)."""
+    session.install("-e", ".[all]", "mypy>=1.11")
+    session.run("mypy", *PACKAGES)
+
+
+@nox.session(python=MAIN_PYTHON)
+def bench(session: nox.Session) -> None:
+    """Turns/s of chatmem vs the bare driver (not a test): nox -s bench -- sqlite postgres ..."""
+    session.install("-e", ".[all,test]")
+    session.run("python", "-m", "benchmarks.run", *(session.posargs or ["sqlite"]))
+
+
+@nox.session(python=False)
+def summary(session: nox.Session) -> None:
+    """Print and write the conformance summary of every session that ran."""
+    session.run("python3", "scripts/summary.py", external=True)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole test suite: installs the tools and the local servers, then runs every nox
+# session (lint, typecheck, unit tests on every Python, conformance per backend x Python)
+# and prints the conformance summary. Arguments go to nox (e.g. -s conformance).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# Every CPython that pyenv has (never downloaded); nox skips the missing ones.
+if command -v pyenv >/dev/null 2>&1; then
+  versions=$(pyenv versions --bare 2>/dev/null | grep -E '^3\.(10|11|12|13)\.[0-9]+$' | sort -t. -k2,2n -r || true)
+  main=$(pyenv versions --bare 2>/dev/null | grep -E '^3\.11\.' | head -n1 || true)
+  if [ -n "$versions" ]; then
+    export PYENV_VERSION=$( (echo "$main"; echo "$versions") | grep -v '^$' | awk '!seen[$0]++' | paste -sd: -)
+  fi
+fi
+
+python3 -m venv .work/tools >/dev/null
+.work/tools/bin/pip install -q --disable-pip-version-check "nox>=2024.3" "uv>=0.4" || exit 1
+export PATH="$PWD/.work/tools/bin:$PATH"
+
+for installer in scripts/install/*.sh; do
+  [ -e "$installer" ] || continue
+  echo "== installing servers: $installer"
+  bash "$installer" || { echo "installer failed: $installer"; exit 1; }
+done
+
+# Backends that must run here: a missing server fails the run instead of skipping.
+export CHATMEM_REQUIRE_BACKENDS="${CHATMEM_REQUIRE_BACKENDS:-memory,sqlite,postgres,mariadb,redis,mongo,cassandra,neo4j}"
+export CHATMEM_SUMMARY_DIR="$PWD/.work/summary"
+rm -rf "$CHATMEM_SUMMARY_DIR"
+
+nox "$@"
+status=$?
+nox -s summary >/dev/null 2>&1 || true
+[ -f conformance-summary.md ] && cat conformance-summary.md
+exit $status
