@@ -1,0 +1,429 @@
+"""Redis storage: documents, keys, round trips, listing, TTL, caps, schema and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import redis
+from chatmem.core import (
+    AssistantMessage,
+    BackendUnavailableError,
+    InvalidArgumentError,
+    InvalidIdentifierError,
+    Media,
+    MessageWindowChatMemory,
+    SchemaError,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+    repository_from_url,
+)
+from chatmem.redis import (
+    DEFAULT_INDEX_NAME,
+    DEFAULT_KEY_PREFIX,
+    MetadataField,
+    RedisChatMemoryRepository,
+)
+
+from conformance_tests.harness import ServerInfo, free_port
+
+pytestmark = pytest.mark.backend("redis")
+
+Make = Callable[..., Any]
+
+
+def client_of(server: ServerInfo, **kwargs: Any) -> redis.Redis:
+    assert server.url is not None
+    return redis.Redis.from_url(server.url, **kwargs)
+
+
+def every_kind() -> list[Any]:
+    return [
+        SystemMessage("sys", metadata={"v": 1}),
+        UserMessage(
+            "look",
+            metadata={"n": 1, "f": 1.0, "big": 10**25, "s": "x", "l": [1, {"a": None}]},
+            media=[
+                Media(mime_type="image/png", data=b"\x00\x01\xff", id="m1", name="pic"),
+                Media(mime_type="text/html", data="https://example.com/a"),
+            ],
+        ),
+        AssistantMessage(
+            None, tool_calls=[ToolCall(id="c1", name="f", arguments='{"x": 1}', type="function")]
+        ),
+        ToolResponseMessage([ToolResponse(id="c1", name="f", response_data='{"ok": true}')]),
+        AssistantMessage("done", metadata={"finish": "stop"}),
+    ]
+
+
+@contextmanager
+def monitored(server: ServerInfo) -> Iterator[list[str]]:
+    """Top-level commands the server received from clients (script-internal calls, marked
+    ``lua`` by MONITOR, are left out) while the block ran."""
+    watcher = client_of(server)
+    commands: list[str] = []
+    with watcher.monitor() as m:
+        marker = client_of(server)
+        marker.echo("chatmem-monitor-start")
+        for event in m.listen():
+            if "chatmem-monitor-start" in event["command"]:
+                break
+        yield commands
+        marker.echo("chatmem-monitor-stop")
+        for event in m.listen():
+            if "chatmem-monitor-stop" in event["command"]:
+                break
+            if event.get("client_type") != "lua":
+                commands.append(event["command"])
+        marker.close()
+    watcher.close()
+
+
+# -- documents and keys -------------------------------------------------------------------
+def test_every_kind_is_a_json_document_with_every_field(
+    repository: Any, server: ServerInfo
+) -> None:
+    messages = every_kind()
+    repository.save_all("doc", messages)
+    assert repository.find_by_conversation_id("doc") == messages
+    keys = repository._layout.conversation("doc")
+    raw = client_of(server).execute_command("JSON.GET", keys.doc_prefix + "1")
+    doc = json.loads(raw)
+    assert doc["conversation_id"] == "doc" and doc["position"] == 1
+    assert doc["message_type"] == "USER" and doc["content"] == "look"
+    wire = json.loads(doc["message"])
+    assert wire["media"][0]["data_b64"] == "AAH/" and wire["metadata"]["big"] == 10**25
+
+
+def test_created_at_microseconds_and_positions_are_kept(repository: Any) -> None:
+    repository.save_all("ts", [UserMessage("a"), AssistantMessage("b")])
+    first = repository.find_by_conversation_id("ts")
+    repository.save_all("ts", [*first, UserMessage("c")])
+    again = repository.find_by_conversation_id("ts")
+    assert [m.created_at for m in again[:2]] == [m.created_at for m in first]
+    assert [m.position for m in again] == [0, 1, 2]
+
+
+def test_history_reads_never_touch_the_index(repository: Any, server: ServerInfo) -> None:
+    repository.save_all("noidx", every_kind())
+    client_of(server).execute_command("FT.DROPINDEX", repository.config.index_name)
+    assert repository.find_by_conversation_id("noidx") == every_kind()
+    memory = MessageWindowChatMemory(repository, max_messages=3)
+    memory.add("noidx", UserMessage("more"))
+    assert memory.get("noidx")[-1] == UserMessage("more")
+
+
+def test_no_indexing_failures_with_mixed_metadata(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    repo = make_repository(metadata_fields=[MetadataField.numeric("n"), MetadataField.tag("s")])
+    repo.save_all("mixed", [UserMessage("x", metadata={"n": "high", "s": 3.5}), *every_kind()])
+    info = client_of(server, decode_responses=True, protocol=2).execute_command(
+        "FT.INFO", repo.config.index_name
+    )
+    assert info[info.index("hash_indexing_failures") + 1] == 0
+    assert info[info.index("num_docs") + 1] == 6
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+@pytest.mark.parametrize("decode", [False, True])
+def test_any_client_flavour_works(
+    server: ServerInfo, harness: Any, protocol: int, decode: bool
+) -> None:
+    client = client_of(server, protocol=protocol, decode_responses=decode)
+    repo = RedisChatMemoryRepository(client, **harness.namespace_options())
+    try:
+        repo.save_all("é,{x}", every_kind())
+        assert repo.find_by_conversation_id("é,{x}") == every_kind()
+        assert repo.find_conversation_ids() == ["é,{x}"]
+        assert len(repo.find_by_type("ASSISTANT")) == 2
+    finally:
+        harness.cleanup(server, repo)
+        client.close()
+
+
+# -- round trips ---------------------------------------------------------------------------
+def test_window_add_and_get_are_one_round_trip_each(repository: Any, server: ServerInfo) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=4)
+    for i in range(6):
+        memory.add("rt", [UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
+    repository.find_last("rt", 2)  # scripts are loaded
+    with monitored(server) as add:
+        memory.add("rt", UserMessage("one more"))
+    with monitored(server) as get:
+        window = memory.get("rt")
+    with monitored(server) as last:
+        repository.find_last("rt", 3)
+    assert [c.split()[0] for c in add] == ["EVALSHA"], add
+    assert [c.split()[0] for c in get] == ["EVALSHA"], get
+    assert [c.split()[0] for c in last] == ["EVALSHA"], last
+    assert window[-1] == UserMessage("one more")
+
+
+def test_save_all_and_delete_are_one_round_trip(repository: Any, server: ServerInfo) -> None:
+    repository.save_all("rt2", [UserMessage("x")])
+    repository.delete_by_conversation_id("rt2")
+    with monitored(server) as save:
+        repository.save_all("rt2", every_kind())
+    with monitored(server) as delete:
+        repository.delete_by_conversation_id("rt2")
+    assert len(save) == 1 and len(delete) == 1
+
+
+def test_the_log_stays_bounded_under_window_adds(repository: Any, server: ServerInfo) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=5)
+    for i in range(100):
+        memory.add("bounded", [UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
+    stored = repository.find_by_conversation_id("bounded")
+    assert len(stored) <= 2 * (5 + 1) + 2
+    assert [m.text for m in memory.get("bounded")] == ["u98", "a98", "u99", "a99"]
+    keys = client_of(server).keys(repository._layout.doc_prefix + "*")
+    assert len(keys) == len(stored)
+
+
+# -- listing -------------------------------------------------------------------------------
+def test_listing_pages_explicitly_without_keys_or_scan(repository: Any, server: ServerInfo) -> None:
+    ids = [f"id-{i:02d}" for i in range(25)] + ["A", "a", "a ", "x,y", "{t}", "naïve", "naive"]
+    for cid in ids:
+        repository.append(cid, UserMessage(cid))
+    with monitored(server) as commands:
+        pages = []
+        page = repository.find_conversation_ids_page(limit=10)
+        pages.append(page.ids)
+        while page.next_after is not None:
+            page = repository.find_conversation_ids_page(limit=10, after=page.next_after)
+            pages.append(page.ids)
+    assert [len(p) for p in pages] == [10, 10, 10, 2]
+    assert sorted(i for p in pages for i in p) == sorted(ids)
+    assert not [c for c in commands if c.split()[0].strip('"').upper() in ("KEYS", "SCAN")]
+
+
+def test_ids_compare_exactly(repository: Any) -> None:
+    ids = ["A", "a", "a ", " a", "naïve", "naive", "x,y", "x", "{a}", "a-b:c*", "é" * 255]
+    for cid in ids:
+        repository.save_all(cid, [UserMessage(cid)])
+    for cid in ids:
+        assert repository.find_by_conversation_id(cid) == [UserMessage(cid)]
+    assert sorted(repository.find_conversation_ids()) == sorted(ids)
+
+
+# -- TTL -----------------------------------------------------------------------------------
+def conversation_keys(repo: Any, server: ServerInfo, cid: str) -> list[bytes]:
+    keys = repo._layout.conversation(cid)
+    client = client_of(server)
+    docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
+    return [k for k in [keys.seq.encode(), keys.sys.encode(), keys.msg.encode(), *docs]
+            if client.exists(k)]  # fmt: skip
+
+
+def test_ttl_gives_every_key_of_a_conversation_the_same_expiry(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    repo = make_repository(ttl=timedelta(hours=1))
+    repo.save_all("ttl", every_kind())
+    repo.append("ttl", UserMessage("later"))
+    keys = conversation_keys(repo, server, "ttl")
+    assert len(keys) == 3 + 6
+    client = client_of(server)
+    expiries = {client.pexpiretime(k) for k in keys}
+    assert len(expiries) == 1 and expiries.pop() > 0
+
+
+def test_ttl_expires_the_whole_conversation(make_repository: Make, server: ServerInfo) -> None:
+    repo = make_repository(ttl=timedelta(milliseconds=700))
+    repo.save_all("gone", every_kind())
+    repo.save_all("stays", [UserMessage("x")])
+    assert set(repo.find_conversation_ids()) == {"gone", "stays"}
+    time.sleep(0.4)
+    repo.append("stays", UserMessage("y"))  # slides only this conversation
+    time.sleep(0.5)
+    assert repo.find_by_conversation_id("gone") == []
+    assert repo.find_conversation_ids() == ["stays"]
+    assert conversation_keys(repo, server, "gone") == []
+    assert repo.find_by_type("SYSTEM") == []  # its documents left the index too
+
+
+def test_ttl_slides_on_every_write(make_repository: Make) -> None:
+    repo = make_repository(ttl=timedelta(milliseconds=1200))
+    memory = MessageWindowChatMemory(repo, max_messages=10)
+    memory.add("slide", UserMessage("u0"))
+    for i in range(4):
+        time.sleep(0.5)
+        memory.add("slide", AssistantMessage(f"a{i}"))  # 2 s in total: older than the TTL
+    assert [m.text for m in memory.get("slide")] == ["u0", "a0", "a1", "a2", "a3"]
+    time.sleep(1.5)
+    assert memory.get("slide") == []
+
+
+def test_no_head_first_expiry_leaves_orphan_tool_results(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    repo = make_repository(ttl=timedelta(seconds=30))
+    call = AssistantMessage(None, tool_calls=[ToolCall(id="c", name="t")])
+    repo.append("tools", [UserMessage("q"), call])
+    time.sleep(0.05)
+    repo.append("tools", ToolResponseMessage([ToolResponse(id="c", name="t", response_data="r")]))
+    client = client_of(server)
+    assert len({client.pexpiretime(k) for k in conversation_keys(repo, server, "tools")}) == 1
+
+
+def test_a_repository_without_ttl_makes_the_conversation_persistent(
+    make_repository: Make, harness: Any, server: ServerInfo
+) -> None:
+    options = harness.namespace_options()
+    make_repository(ttl=timedelta(seconds=30), **options).save_all("p", [UserMessage("x")])
+    make_repository(**options).append("p", UserMessage("y"))
+    client = client_of(server)
+    keys = conversation_keys(make_repository(**options), server, "p")
+    assert {client.pttl(k) for k in keys} == {-1}
+
+
+# -- caps -----------------------------------------------------------------------------------
+def test_max_conversation_ids_caps_the_listing(make_repository: Make, harness: Any) -> None:
+    options = harness.namespace_options()
+    repo = make_repository(max_conversation_ids=3, **options)
+    for i in range(5):
+        repo.append(f"c{i}", UserMessage("x"))
+    assert len(repo.find_conversation_ids()) == 3
+    uncapped = make_repository(**options)
+    assert len(uncapped.find_conversation_ids()) == 5
+
+
+def test_max_messages_per_conversation_returns_the_newest(make_repository: Make) -> None:
+    repo = make_repository(max_messages_per_conversation=4)
+    repo.save_all("cap", [UserMessage(f"m{i}") for i in range(10)])
+    assert [m.text for m in repo.find_by_conversation_id("cap")] == ["m6", "m7", "m8", "m9"]
+
+
+def test_no_cap_by_default(repository: Any) -> None:
+    for i in range(15):
+        repository.append(f"c{i}", UserMessage("x"))
+    repository.save_all("big", [UserMessage(f"m{i}") for i in range(1200)])
+    assert len(repository.find_conversation_ids()) == 16
+    assert len(repository.find_by_conversation_id("big")) == 1200
+
+
+# -- schema, options, errors ----------------------------------------------------------------
+def test_defaults_follow_spring_ai() -> None:
+    assert DEFAULT_INDEX_NAME == "chat-memory-idx"
+    assert DEFAULT_KEY_PREFIX == "chat-memory:"
+
+
+def test_initialize_schema_false_creates_nothing(harness: Any, server: ServerInfo) -> None:
+    options = harness.namespace_options()
+    client = client_of(server)
+    repo = RedisChatMemoryRepository(client, initialize_schema=False, **options)
+    listed = [x.decode() for x in client.execute_command("FT._LIST")]
+    assert options["index_name"] not in listed
+    repo.save_all("h", [UserMessage("x")])
+    assert repo.find_by_conversation_id("h") == [UserMessage("x")]
+    with pytest.raises(SchemaError, match="initialize_schema"):
+        repo.find_by_type("USER")
+    harness.cleanup(server, repo)
+
+
+def test_index_creation_is_race_safe(
+    harness: Any, server: ServerInfo, make_repository: Make
+) -> None:
+    options = harness.namespace_options()
+    barrier = threading.Barrier(6)
+
+    def create(i: int) -> None:
+        barrier.wait(timeout=30)
+        make_repository(**options).append("race", UserMessage(f"w{i}"))
+
+    with ThreadPoolExecutor(6) as pool:
+        for f in [pool.submit(create, i) for i in range(6)]:
+            f.result()
+    assert len(make_repository(**options).find_by_type("USER")) == 6
+
+
+def test_an_index_missing_a_configured_field_is_a_schema_error(
+    harness: Any, make_repository: Make
+) -> None:
+    options = harness.namespace_options()
+    make_repository(**options)
+    with pytest.raises(SchemaError, match="metadata_priority"):
+        make_repository(metadata_fields=[MetadataField.tag("priority")], **options)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error"),
+    [
+        ("key_prefix", "bad prefix", InvalidIdentifierError),
+        ("key_prefix", "", InvalidIdentifierError),
+        ("index_name", "idx;FT.DROP", InvalidIdentifierError),
+        ("ttl", timedelta(0), InvalidArgumentError),
+        ("ttl", 60, InvalidArgumentError),
+        ("max_conversation_ids", 0, InvalidArgumentError),
+        ("max_messages_per_conversation", -1, InvalidArgumentError),
+        (
+            "metadata_fields",
+            [MetadataField.tag("a"), MetadataField.numeric("a")],
+            InvalidArgumentError,
+        ),
+        ("metadata_fields", ["priority"], InvalidArgumentError),
+    ],
+)
+def test_bad_options_are_rejected_before_any_io(option: str, value: Any, error: type) -> None:
+    dead = redis.Redis(port=free_port(), socket_connect_timeout=0.2)
+    with pytest.raises(error):
+        RedisChatMemoryRepository(dead, **{option: value})
+
+
+def test_bad_metadata_field_names_are_rejected() -> None:
+    with pytest.raises(InvalidIdentifierError):
+        MetadataField.tag("a.b")
+    with pytest.raises(ValueError):
+        MetadataField(name="a", type="vector")  # type: ignore[arg-type]
+
+
+def test_from_url_owns_its_client_and_a_given_client_stays_open(
+    server: ServerInfo, harness: Any
+) -> None:
+    assert server.url is not None
+    options = harness.namespace_options()
+    with RedisChatMemoryRepository.from_url(server.url, **options) as repo:
+        repo.save_all("u", [UserMessage("x")])
+    via_registry = repository_from_url(server.url, **options)
+    assert isinstance(via_registry, RedisChatMemoryRepository)
+    assert via_registry.find_by_conversation_id("u") == [UserMessage("x")]
+    client = client_of(server)
+    given = RedisChatMemoryRepository(client, **options)
+    given.close()
+    assert client.ping()
+    harness.cleanup(server, given)
+
+
+def test_an_unreachable_server_is_backend_unavailable() -> None:
+    repo = RedisChatMemoryRepository.from_url(
+        f"redis://127.0.0.1:{free_port()}/0", initialize_schema=False
+    )
+    with pytest.raises(BackendUnavailableError) as info:
+        repo.find_by_conversation_id("x")
+    assert isinstance(info.value.__cause__, redis.ConnectionError)
+    with pytest.raises(BackendUnavailableError):
+        RedisChatMemoryRepository.from_url(f"redis://127.0.0.1:{free_port()}/0")
+
+
+def test_without_the_driver_the_import_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['redis'] = None\n"
+        "try:\n    import chatmem.redis\n"
+        "except ImportError as e:\n    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("MissingDependencyError")
+    assert 'pip install "chatmem[redis]"' in out.stdout
