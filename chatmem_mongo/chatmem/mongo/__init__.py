@@ -1,0 +1,31 @@
+"""chatmem.mongo: chat memory in MongoDB, one document per conversation (``pip install "chatmem[mongo]"``)."""
+
+from chatmem.core._errors import require
+
+require("pymongo", "mongo")
+
+from ._codec import escape_key, from_document, to_document, unescape_key  # noqa: E402
+from ._config import (  # noqa: E402
+    DEFAULT_COLLECTION_NAME,
+    DEFAULT_CREATE_INDEXES,
+    DEFAULT_TTL,
+    MongoConfig,
+)
+from ._repository import MongoChatMemoryRepository  # noqa: E402
+from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX, ensure_indexes  # noqa: E402
+
+__all__ = [
+    "DEFAULT_COLLECTION_NAME",
+    "DEFAULT_CREATE_INDEXES",
+    "DEFAULT_TTL",
+    "LAYOUT_VERSION",
+    "POSITION_INDEX",
+    "TTL_INDEX",
+    "MongoChatMemoryRepository",
+    "MongoConfig",
+    "ensure_indexes",
+    "escape_key",
+    "from_document",
+    "to_document",
+    "unescape_key",
+]

@@ -1,0 +1,349 @@
+"""``MongoChatMemoryRepository``: chat memory in MongoDB, one document per conversation.
+
+Why one document per conversation, rewritten with compare-and-set:
+
+- MongoDB is atomic per document. Keeping a whole conversation in one document makes a
+  replace atomic for readers (they see the old array or the new one, never a mix, never
+  empty) and makes a TTL expire a conversation whole, with no multi-document transactions
+  (a standalone server has none).
+- Every write sets ``messages``, ``next_position`` and a fresh random ``rev`` in one
+  ``update_one`` filtered on the ``rev`` it started from (or an insert when there was no
+  document). A concurrent writer changes ``rev``, so the loser matches nothing, reads again
+  and retries with jittered backoff: appends from threads and processes all land, positions
+  are assigned from ``next_position`` under that guard, and a window edit has nothing
+  interleaved between its read and its write.
+- Window adds trim the array to the systems plus the newest ``trim_to`` others in the same
+  write, so the document, each read and each rewrite stay the size of the window.
+- The repository remembers the last snapshot it read or wrote per conversation (a small LRU)
+  and starts its next write from it; a stale snapshot only costs the failed compare-and-set,
+  so a single writer pays one round trip per add.
+
+Why not ``$push``/``$each``/``$slice`` or pipeline updates (one round trip on MongoDB 4.2+):
+the wire-protocol stand-in this project tests against (nx-27017) stores pushed documents as
+JSON strings, ignores ``$set`` on ``array.N`` paths, and has neither update pipelines nor a
+working ``$slice`` projection or aggregation over arrays of documents. The operators used here
+(``find_one`` by ``_id``, ``update_one`` with ``$set``/``$setOnInsert``/``$currentDate``,
+``delete_one``, ``find``+``sort``+``limit`` on ``_id``, ``create_index``/``drop_index``) behave
+the same on MongoDB 6/7 and on the stand-in.
+
+The 16 MiB document limit therefore bounds one conversation; a write over it is refused by
+the driver or server (nothing written) and raised as ``InvalidArgumentError("messages")``.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any, NamedTuple
+
+from pymongo import MongoClient
+from pymongo.collection import Collection
+from pymongo.database import Database
+from pymongo.errors import ConfigurationError, DuplicateKeyError
+
+from chatmem.core import (
+    BaseChatMemoryRepository,
+    Capability,
+    ConcurrencyError,
+    ConversationIdPage,
+    InvalidArgumentError,
+    Message,
+    WindowEdit,
+)
+
+from ._codec import from_document, to_document
+from ._config import MongoConfig
+from ._errors import translate_errors
+from ._schema import (
+    ID,
+    MESSAGES,
+    NEXT_POSITION,
+    POSITION,
+    REVISION,
+    UPDATED_AT,
+    conversation_fields,
+    ensure_indexes,
+)
+
+MAX_ATTEMPTS = 100
+"""Compare-and-set attempts before ConcurrencyError (each failure means another write won)."""
+CACHED_CONVERSATIONS = 256
+CACHED_MESSAGES = 128
+"""The snapshot cache keeps at most this many conversations of at most this many messages."""
+
+_SNAPSHOT_FIELDS = {REVISION: 1, NEXT_POSITION: 1, MESSAGES: 1}
+_TYPE = "type"
+_SYSTEM = "SYSTEM"
+
+
+class _Snapshot(NamedTuple):
+    """A conversation document as read or written: the CAS token and the stored messages."""
+
+    rev: Any
+    next_position: int
+    docs: tuple[dict[str, Any], ...]
+
+
+_Change = Callable[[_Snapshot | None], tuple[list[dict[str, Any]], int]]
+
+
+class MongoChatMemoryRepository(BaseChatMemoryRepository):
+    """Chat memory in a MongoDB collection (default ``ai_chat_memory``).
+
+    Pass a ``pymongo`` ``Database``, or a ``MongoClient`` plus ``database_name`` (or a client
+    whose URL names a database); the client is never closed by us. ``from_url`` builds (and
+    ``close`` closes) a client of its own.
+    """
+
+    capabilities = frozenset({Capability.TTL})
+
+    def __init__(
+        self,
+        client: MongoClient[Any] | Database[Any],
+        *,
+        database_name: str | None = None,
+        collection_name: str = MongoConfig.collection_name,
+        ttl: timedelta | None = MongoConfig.ttl,
+        create_indexes: bool | None = MongoConfig.create_indexes,
+    ) -> None:
+        self.config = MongoConfig(
+            collection_name=collection_name, ttl=ttl, create_indexes=create_indexes
+        )
+        self.database = _database_of(client, database_name)
+        self.collection: Collection[dict[str, Any]] = self.database[self.config.collection_name]
+        self._owned_client: MongoClient[Any] | None = None
+        self._lock = threading.Lock()
+        self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
+        if self.config.manages_indexes:
+            self.create_indexes()
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, client_options: dict[str, Any] | None = None, **options: Any
+    ) -> MongoChatMemoryRepository:
+        """Build from ``mongodb://host:port/dbname`` (the URL must name the database)."""
+        if not isinstance(url, str) or not url.startswith(("mongodb://", "mongodb+srv://")):
+            raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
+        with translate_errors("connect"):
+            client: MongoClient[Any] = MongoClient(url, **(client_options or {}))
+        try:
+            repo = cls(client, **options)
+        except BaseException:
+            client.close()
+            raise
+        repo._owned_client = client
+        return repo
+
+    def close(self) -> None:
+        """Close the client if ``from_url`` created it (a client you passed stays open)."""
+        if self._owned_client is not None:
+            self._owned_client.close()
+            self._owned_client = None
+
+    def __enter__(self) -> MongoChatMemoryRepository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def create_indexes(self) -> None:
+        """Create the position index and reconcile the TTL index with ``ttl`` (race-safe)."""
+        with translate_errors("create indexes"):
+            ensure_indexes(self.collection, self.config.ttl_seconds)
+
+    # -- reads -------------------------------------------------------------------------
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        query = {} if after is None else {ID: {"$gt": after}}
+        with translate_errors("list conversations"):
+            rows = list(self.collection.find(query, {ID: 1}).sort(ID, 1).limit(limit + 1))
+        ids = [str(r[ID]) for r in rows[:limit]]
+        return ConversationIdPage(ids, ids[-1] if len(rows) > limit else None)
+
+    def _find(self, cid: str) -> list[Message]:
+        snap = self._read(cid)
+        return [] if snap is None else [from_document(d) for d in snap.docs]
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        # Only the last n are decoded; the stand-in has no $slice projection to bound the
+        # transfer, and window adds keep the document the size of the window anyway.
+        snap = self._read(cid)
+        return [] if snap is None else [from_document(d) for d in snap.docs[-n:]]
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        snap = self._read(cid)
+        return [] if snap is None else [from_document(d) for d in _trim(snap.docs, non_system_limit)]
+
+    # -- writes ------------------------------------------------------------------------
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        docs = [to_document(m, i) for i, m in enumerate(messages)]
+        rev = _new_rev()
+        update = {
+            "$set": conversation_fields(cid, rev, len(docs), docs),
+            "$currentDate": {UPDATED_AT: True},
+        }
+        with translate_errors("save conversation"):
+            try:
+                self.collection.update_one({ID: cid}, update, upsert=True)
+            except DuplicateKeyError:  # two first writes raced; the second is now an update
+                self.collection.update_one({ID: cid}, update, upsert=True)
+        self._remember(cid, _Snapshot(rev, len(docs), tuple(docs)))
+
+    def _delete(self, cid: str) -> None:
+        self._forget(cid)
+        with translate_errors("delete conversation"):
+            self.collection.delete_one({ID: cid})
+        self._forget(cid)
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        def change(snap: _Snapshot | None) -> tuple[list[dict[str, Any]], int]:
+            old = () if snap is None else snap.docs
+            start = 0 if snap is None else snap.next_position
+            kept = list(old) if trim_to is None else _trim(old, trim_to)
+            new = [to_document(m, start + i) for i, m in enumerate(messages)]
+            return kept + new, start + len(new)
+
+        self._mutate(cid, change, "append")
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        def change(snap: _Snapshot | None) -> tuple[list[dict[str, Any]], int]:
+            old = () if snap is None else snap.docs
+            start = 0 if snap is None else snap.next_position
+            edit = plan([from_document(d) for d in _trim(old, non_system_limit)])
+            below = edit.delete_non_system_below
+            kept = [
+                d for d in old
+                if d[POSITION] not in edit.delete_positions
+                and not (below is not None and d[_TYPE] != _SYSTEM and d[POSITION] < below)
+            ]
+            new = [to_document(m, start + i) for i, m in enumerate(edit.append)]
+            return kept + new, start + len(new)
+
+        self._mutate(cid, change, "edit window")
+
+    # -- compare-and-set machinery -------------------------------------------------------
+    def _mutate(self, cid: str, change: _Change, what: str) -> None:
+        """Apply ``change`` to the current document atomically (CAS on ``rev`` + retry)."""
+        snap = self._cached(cid)
+        known = snap is not None
+        for attempt in range(MAX_ATTEMPTS):
+            if not known:
+                snap = self._read(cid)
+            docs, next_position = change(snap)
+            if self._write(cid, snap, docs, next_position, what):
+                return
+            known = False
+            self._forget(cid)
+            if attempt:  # the first retry is immediate: a stale cache is the common cause
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
+        raise ConcurrencyError(
+            f"{what} kept conflicting with concurrent writers ({MAX_ATTEMPTS} tries)"
+        )
+
+    def _write(
+        self, cid: str, base: _Snapshot | None, docs: list[dict[str, Any]],
+        next_position: int, what: str,
+    ) -> bool:
+        """Write ``docs`` if the document is still ``base``; False when another write won."""
+        with translate_errors(what):
+            if not docs:
+                self._forget(cid)
+                if base is None:
+                    return True
+                return self.collection.delete_one({ID: cid, REVISION: base.rev}).deleted_count == 1
+            rev = _new_rev()
+            fields = conversation_fields(cid, rev, next_position, docs)
+            if base is None:
+                try:  # matches no existing document: inserts, or fails on the _id index
+                    self.collection.update_one(
+                        {ID: cid, REVISION: {"$exists": False}},
+                        {"$setOnInsert": fields, "$currentDate": {UPDATED_AT: True}},
+                        upsert=True,
+                    )
+                except DuplicateKeyError:
+                    return False
+            else:
+                result = self.collection.update_one(
+                    {ID: cid, REVISION: base.rev},
+                    {"$set": fields, "$currentDate": {UPDATED_AT: True}},
+                )
+                if result.matched_count != 1:
+                    return False
+        self._remember(cid, _Snapshot(rev, next_position, tuple(docs)))
+        return True
+
+    def _read(self, cid: str) -> _Snapshot | None:
+        with translate_errors("read conversation"):
+            doc = self.collection.find_one({ID: cid}, _SNAPSHOT_FIELDS)
+        if doc is None:
+            self._forget(cid)
+            return None
+        snap = _Snapshot(doc[REVISION], int(doc[NEXT_POSITION]), tuple(doc.get(MESSAGES) or ()))
+        self._remember(cid, snap)
+        return snap
+
+    # -- snapshot cache (a hint: every write is still checked against rev) ----------------
+    def _cached(self, cid: str) -> _Snapshot | None:
+        with self._lock:
+            snap = self._snapshots.get(cid)
+            if snap is not None:
+                self._snapshots.move_to_end(cid)
+            return snap
+
+    def _remember(self, cid: str, snap: _Snapshot) -> None:
+        with self._lock:
+            if len(snap.docs) > CACHED_MESSAGES:
+                self._snapshots.pop(cid, None)
+                return
+            self._snapshots[cid] = snap
+            self._snapshots.move_to_end(cid)
+            while len(self._snapshots) > CACHED_CONVERSATIONS:
+                self._snapshots.popitem(last=False)
+
+    def _forget(self, cid: str) -> None:
+        with self._lock:
+            self._snapshots.pop(cid, None)
+
+
+def _database_of(client: object, database_name: str | None) -> Database[Any]:
+    if isinstance(client, Database):
+        if database_name is not None and database_name != client.name:
+            raise InvalidArgumentError("database_name", "differs from the Database passed")
+        return client
+    if not isinstance(client, MongoClient):
+        raise InvalidArgumentError(
+            "client", f"must be a pymongo MongoClient or Database, got {type(client).__name__}"
+        )
+    if database_name is not None:
+        if not isinstance(database_name, str) or not database_name:
+            raise InvalidArgumentError("database_name", "must be a non-empty str")
+        return client[database_name]
+    try:
+        return client.get_default_database()
+    except ConfigurationError:
+        raise InvalidArgumentError(
+            "database_name", "is required when the client's URL names no database"
+        ) from None
+
+
+def _new_rev() -> int:
+    """A fresh compare-and-set token: random, so a deleted and re-created document never
+    repeats the token a stale writer holds (an int: the stand-in cannot match ObjectIds)."""
+    return secrets.randbits(63)
+
+
+def _trim(docs: Sequence[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
+    """Every system document plus the newest ``keep`` others, in order (what
+    ``window_source`` selects, done on documents so only those get decoded)."""
+    others = [i for i, d in enumerate(docs) if d[_TYPE] != _SYSTEM]
+    if len(others) <= keep:
+        return list(docs)
+    cut = others[-keep] if keep > 0 else len(docs)
+    return [d for i, d in enumerate(docs) if i >= cut or d[_TYPE] == _SYSTEM]
+

@@ -1,0 +1,150 @@
+"""MongoDB harness.
+
+Routes (see ``conformance_tests/harness.py``):
+
+- ``CHATMEM_TEST_MONGO_URL`` (``mongodb://host:port/dbname``): any server; a real MongoDB is
+  reported as "MongoDB <version>", a wire-protocol stand-in by name;
+- local: no real ``mongod`` can be installed on these machines, so we start PyPI's
+  ``nx-27017`` (a MongoDB wire-protocol server over SQLite, installed by
+  ``scripts/install/mongo.sh`` into ``~/.cache/chatmem/mongo-venv``) as
+  ``nx-27017 --db memory -p PORT --log-file F --pid-file F`` and report it as a stand-in;
+- testcontainers: the pinned ``mongo:7.0`` image, on machines with Docker.
+
+Every test gets its own collection in one database; ``cleanup`` drops it.
+"""
+
+from __future__ import annotations
+
+import glob
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from chatmem.core import BaseChatMemoryRepository
+from conformance_tests.harness import (
+    Harness,
+    ServerInfo,
+    Unavailable,
+    cache_dir,
+    free_port,
+    stop_process,
+    tail,
+    unique_suffix,
+    wait_for_port,
+)
+
+TEST_DATABASE = "chatmem_test"
+IMAGE = "mongo:7.0"
+STAND_IN_PRODUCT = "MongoDB wire protocol"
+
+
+def _venv() -> Path:
+    return cache_dir().joinpath("mongo-venv")
+
+
+def _stand_in_version(venv: Path) -> str:
+    found = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "nx_27017-*.dist-info"))
+    return Path(found[0]).name.removesuffix(".dist-info").split("-")[1] if found else "?"
+
+
+def _probe(url: str, route: str, stop: Any, stand_in_version: str | None = None) -> ServerInfo:
+    """Connect, ask the server what it is, and describe it."""
+    from pymongo import MongoClient
+
+    client: MongoClient[Any] = MongoClient(url, serverSelectionTimeoutMS=15_000)
+    try:
+        build = client.admin.command("buildInfo")
+        hello = client.admin.command("hello")
+    except Exception as exc:
+        client.close()
+        raise Unavailable(f"{url}: {exc}") from exc
+    database = client.get_default_database(TEST_DATABASE).name
+    claimed = str(build.get("version", "?"))
+    if "nx_27017" in str(build.get("process", "")) or stand_in_version is not None:
+        product = STAND_IN_PRODUCT
+        version = f"claims {claimed}, wire version {hello.get('maxWireVersion', '?')}"
+        stand_in: str | None = f"nx-27017 {stand_in_version or '?'}"
+    else:
+        product, version, stand_in = "MongoDB", claimed, None
+
+    def stop_all() -> None:
+        client.close()
+        stop()
+
+    return ServerInfo(product, version, url, route=route, stand_in=stand_in, stop=stop_all,
+                      extra={"client": client, "database": database})
+
+
+class MongoHarness(Harness):
+    name = "mongo"
+    env_var = "CHATMEM_TEST_MONGO_URL"
+    testcontainers_image = IMAGE
+
+    def from_env(self, url: str) -> ServerInfo:
+        return _probe(url, "env", lambda: None)
+
+    def start_local(self, workdir: Path) -> ServerInfo:
+        venv = _venv()
+        binary = venv / "bin" / "nx-27017"
+        if not binary.exists():
+            raise Unavailable(f"{binary} missing: run scripts/install/mongo.sh")
+        port = free_port()
+        log = workdir / "nx-27017.log"
+        out = open(workdir / "nx-27017.out", "wb")  # noqa: SIM115 (lives as long as the server)
+        proc = subprocess.Popen(
+            [str(binary), "--db", "memory", "-p", str(port),
+             "--log-file", str(log), "--pid-file", str(workdir / "nx-27017.pid")],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        )
+
+        def stop() -> None:
+            stop_process(proc, grace=10)
+            out.close()
+
+        try:
+            wait_for_port(port, 60, proc, log)
+            return _probe(f"mongodb://127.0.0.1:{port}/{TEST_DATABASE}", "local", stop,
+                          _stand_in_version(venv))
+        except BaseException as exc:
+            stop()
+            if isinstance(exc, Unavailable):
+                raise Unavailable(f"{exc}\n{tail(log)}") from exc
+            raise
+
+    def start_testcontainers(self) -> ServerInfo:
+        try:
+            from testcontainers.mongodb import MongoDbContainer
+        except ImportError as exc:
+            raise Unavailable("pip install testcontainers[mongodb]") from exc
+        container = MongoDbContainer(IMAGE)
+        container.start()
+        base = container.get_connection_url().rstrip("/")
+        try:
+            return _probe(f"{base}/{TEST_DATABASE}?authSource=admin", "testcontainers",
+                          container.stop)
+        except BaseException:
+            container.stop()
+            raise
+
+    def namespace_options(self) -> dict[str, Any]:
+        return {"collection_name": f"cm_{unique_suffix()}"}
+
+    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
+        from chatmem.mongo import MongoChatMemoryRepository
+
+        database = server.extra["client"][server.extra["database"]]
+        options = {**self.namespace_options(), "create_indexes": True, **options}
+        return MongoChatMemoryRepository(database, **options)
+
+    def connect_spec(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> tuple[str, dict[str, Any]] | None:
+        assert server.url is not None
+        return server.url, {"collection_name": repository.config.collection_name}  # type: ignore[attr-defined]
+
+    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
+        repository.collection.drop()  # type: ignore[attr-defined]
+        repository.close()  # type: ignore[attr-defined]
+
+
+HARNESS = MongoHarness
