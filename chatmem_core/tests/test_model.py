@@ -45,6 +45,16 @@ def test_codec_round_trips_every_kind_and_field() -> None:
         assert message_from_dict(d) == m
 
 
+def test_trusted_decoding_equals_validated_decoding() -> None:
+    ts = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    for m in full_corpus():
+        d = json.loads(encode_json(m))
+        fast = message_from_dict(d, created_at=ts, position=1, trusted=True)
+        slow = message_from_dict(json.loads(encode_json(m)), created_at=ts, position=1)
+        assert fast == slow == m and type(fast) is type(m)
+        assert (fast.created_at, fast.position) == (ts, 1) and fast.text == m.text
+
+
 def test_codec_attaches_store_fields_without_changing_equality() -> None:
     ts = datetime(2024, 1, 1, tzinfo=timezone.utc)
     m = decode_json(encode_json(UserMessage("x")), created_at=ts, position=7)

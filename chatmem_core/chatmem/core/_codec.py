@@ -11,10 +11,12 @@ import base64
 import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from types import MappingProxyType
 from typing import Any
 
 from ._errors import SchemaError
 from ._messages import (
+    _EMPTY,
     AssistantMessage,
     Media,
     Message,
@@ -69,13 +71,52 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     return d
 
 
+_FIELDS = {
+    MessageType.USER: UserMessage,
+    MessageType.SYSTEM: SystemMessage,
+    MessageType.ASSISTANT: AssistantMessage,
+    MessageType.TOOL: ToolResponseMessage,
+}
+
+
+def _trusted(cls: type, fields: dict[str, Any]) -> Any:
+    """Build a message from values our own codec wrote, skipping re-validation (hot path)."""
+    obj = object.__new__(cls)
+    for name, value in fields.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
 def message_from_dict(
     d: Mapping[str, Any],
     *,
     created_at: datetime | None = None,
     position: int | None = None,
+    trusted: bool = False,
 ) -> Message:
-    """Decode ``message_to_dict`` output, attaching the store-assigned fields."""
+    """Decode ``message_to_dict`` output, attaching the store-assigned fields.
+
+    ``trusted=True`` is for stores reading back what this codec wrote (a fresh dict from
+    ``json.loads`` and a UTC ``created_at``): it skips re-validating every field.
+    """
+    if trusted and not d.get("media") and "tool_calls" not in d and "responses" not in d:
+        kind = MessageType(d["type"])
+        metadata = d.get("metadata")
+        fields: dict[str, Any] = {
+            "metadata": MappingProxyType(metadata) if metadata else _EMPTY,
+            "media": (),
+            "created_at": created_at,
+            "position": position,
+        }
+        if kind is not MessageType.TOOL:
+            fields["text"] = d.get("text")
+        if kind is MessageType.ASSISTANT:
+            fields["tool_calls"] = ()
+        elif kind is MessageType.TOOL:
+            fields["responses"] = ()
+        if d.get("v", FORMAT_VERSION) == FORMAT_VERSION:
+            message: Message = _trusted(_FIELDS[kind], fields)
+            return message
     version = d.get("v", FORMAT_VERSION)
     if version != FORMAT_VERSION:
         raise SchemaError(f"unsupported message format version {version!r}")

@@ -44,4 +44,4 @@ def from_row(row: Mapping[Any, Any]) -> Message:
         d["text"] = row["content"]
     ts: datetime = row["created_at"]
     ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
-    return message_from_dict(d, created_at=ts, position=int(row["position"]))
+    return message_from_dict(d, created_at=ts, position=int(row["position"]), trusted=True)

@@ -9,6 +9,7 @@ append. An unknown dialect is an error listing the supported ones.
 from __future__ import annotations
 
 import importlib
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -71,6 +72,30 @@ class SqlDialect:
         """True when the error means a concurrent writer won (duplicate key, deadlock)."""
         return isinstance(exc, IntegrityError)
 
+    def reserve_statement(self, conversations: sa.Table) -> Any | None:
+        """One statement that creates or bumps the conversation row by ``:k`` positions and
+        returns the new ``next_position`` (binds ``cid``, ``k``, ``now``); None when the
+        database has no upsert with RETURNING (the repository then locks, reads, updates)."""
+        return None
+
+
+def upsert_returning(insert: Any, conversations: sa.Table) -> Any:
+    """``INSERT .. ON CONFLICT (conversation_id) DO UPDATE .. RETURNING next_position`` for
+    dialects whose ``insert`` construct has ``on_conflict_do_update`` (SQLite, PostgreSQL)."""
+    c = conversations.c
+    stmt = insert(conversations).values(
+        conversation_id=sa.bindparam("cid"),
+        next_position=sa.bindparam("k"),
+        updated_at=sa.bindparam("now"),
+    )
+    return stmt.on_conflict_do_update(
+        index_elements=[c.conversation_id],
+        set_={
+            "next_position": c.next_position + stmt.excluded.next_position,
+            "updated_at": stmt.excluded.updated_at,
+        },
+    ).returning(c.next_position)
+
 
 class SqliteDialect(SqlDialect):
     """SQLite: writers take the database lock up front (BEGIN IMMEDIATE), so a transaction
@@ -101,6 +126,13 @@ class SqliteDialect(SqlDialect):
 
     def is_retryable(self, exc: DBAPIError) -> bool:
         return isinstance(exc, IntegrityError) or "database is locked" in str(exc.orig)
+
+    def reserve_statement(self, conversations: sa.Table) -> Any | None:
+        if sqlite3.sqlite_version_info < (3, 35):
+            return None
+        from sqlalchemy.dialects.sqlite import insert
+
+        return upsert_returning(insert, conversations)
 
 
 def dialect_for(name: str) -> SqlDialect:

@@ -31,6 +31,7 @@ from ._config import JdbcConfig, SchemaMode
 from ._dialects import SqlDialect, dialect_for
 from ._errors import translate_errors
 from ._schema import Tables, build_tables, schema_statements
+from ._statements import Statements, build_statements
 
 T = TypeVar("T")
 
@@ -54,6 +55,8 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self.engine = make_engine(engine) if isinstance(engine, str) else engine
         self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
+        self._sql: Statements = build_statements(self.tables)
+        self._reserve_sql = self.dialect.reserve_statement(self.tables.conversations)
         url = self.engine.url
         self._serial: AbstractContextManager[Any] = (
             _LOCK_FOR_MEMORY_DB
@@ -95,28 +98,23 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        c = self.tables.conversations.c
-        stmt = sa.select(c.conversation_id).order_by(c.conversation_id).limit(limit + 1)
-        if after is not None:
-            stmt = stmt.where(c.conversation_id > after)
-        ids = self._read(lambda conn: [r[0] for r in conn.execute(stmt)], "listing conversations")
+        if after is None:
+            stmt, params = self._sql.list_first, {"n": limit + 1}
+        else:
+            stmt, params = self._sql.list_after, {"n": limit + 1, "after": after}
+        ids = self._read(lambda conn: [r[0] for r in conn.execute(stmt, params)], "listing")
         page = ids[:limit]
         return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
 
+    def _rows(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> list[Message]:
+        return [from_row(r) for r in conn.execute(stmt, params).mappings()]
+
     def _find(self, cid: str) -> list[Message]:
-        m = self.tables.messages
-        stmt = sa.select(m).where(m.c.conversation_id == cid).order_by(m.c.position)
-        return self._read(
-            lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading"
-        )
+        return self._read(lambda conn: self._rows(conn, self._sql.find, {"cid": cid}), "reading")
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        m = self.tables.messages
-        stmt = sa.select(m).where(m.c.conversation_id == cid).order_by(m.c.position.desc()).limit(n)
-        rows = self._read(
-            lambda conn: [from_row(r._mapping) for r in conn.execute(stmt)], "reading"
-        )
-        return rows[::-1]
+        params = {"cid": cid, "n": n}
+        return self._read(lambda conn: self._rows(conn, self._sql.find_last, params), "reading")[::-1]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         return self._read(
@@ -124,37 +122,26 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         )
 
     def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
-        m = self.tables.messages
-        systems = sa.select(m).where(m.c.conversation_id == cid, m.c.is_system == 1)
-        others = (
-            sa.select(m)
-            .where(m.c.conversation_id == cid, m.c.is_system == 0)
-            .order_by(m.c.position.desc())
-            .limit(non_system_limit)
-        )
-        union = sa.union_all(systems, sa.select(others.subquery())).subquery()
-        stmt = sa.select(union).order_by(union.c.position)
-        return [from_row(r._mapping) for r in conn.execute(stmt)]
+        return self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
         def write(conn: Connection) -> None:
             self._lock_or_create(conn, cid, len(messages))
-            m, c = self.tables.messages, self.tables.conversations
-            conn.execute(sa.delete(m).where(m.c.conversation_id == cid))
+            c = self.tables.conversations
+            conn.execute(self._sql.delete_messages, {"cid": cid})
             conn.execute(
                 sa.update(c)
                 .where(c.c.conversation_id == cid)
                 .values(next_position=len(messages), updated_at=_now())
             )
-            conn.execute(sa.insert(m), [to_row(cid, i, msg) for i, msg in enumerate(messages)])
+            self._insert(conn, cid, 0, messages)
 
         self._write(write, "replacing the history")
 
     def _delete(self, cid: str) -> None:
         def write(conn: Connection) -> None:
-            m, c = self.tables.messages, self.tables.conversations
-            conn.execute(sa.delete(m).where(m.c.conversation_id == cid))
-            conn.execute(sa.delete(c).where(c.c.conversation_id == cid))
+            conn.execute(self._sql.delete_messages, {"cid": cid})
+            conn.execute(self._sql.delete_conversation, {"cid": cid})
 
         self._write(write, "deleting")
 
@@ -211,6 +198,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
     def _reserve(self, conn: Connection, cid: str, count: int) -> int:
         """Reserve ``count`` positions under the row lock; the first one reserved."""
+        if self._reserve_sql is not None:
+            params = {"cid": cid, "k": count, "now": _now()}
+            return int(conn.execute(self._reserve_sql, params).scalar_one()) - count
         current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
         c = self.tables.conversations
         if current is None:
@@ -226,35 +216,18 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         return current
 
     def _insert(self, conn: Connection, cid: str, start: int, messages: Sequence[Message]) -> None:
-        conn.execute(
-            sa.insert(self.tables.messages),
-            [to_row(cid, start + i, msg) for i, msg in enumerate(messages)],
-        )
+        rows = [to_row(cid, start + i, msg) for i, msg in enumerate(messages)]
+        conn.execute(self._sql.insert_messages, rows)
 
     def _trim(self, conn: Connection, cid: str, keep: int) -> None:
         """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
-        m = self.tables.messages
-        cut = conn.execute(
-            sa.select(m.c.position)
-            .where(m.c.conversation_id == cid, m.c.is_system == 0)
-            .order_by(m.c.position.desc())
-            .offset(keep - 1)
-            .limit(1)
-        ).scalar_one_or_none()
+        cut = conn.execute(self._sql.trim_cut, {"cid": cid, "skip": keep - 1}).scalar_one_or_none()
         if cut is not None:
-            conn.execute(
-                sa.delete(m).where(
-                    m.c.conversation_id == cid, m.c.is_system == 0, m.c.position < cut
-                )
-            )
+            conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": cut})
 
     def _drop_if_empty(self, conn: Connection, cid: str) -> None:
-        m, c = self.tables.messages, self.tables.conversations
-        left = conn.execute(
-            sa.select(m.c.position).where(m.c.conversation_id == cid).limit(1)
-        ).first()
-        if left is None:
-            conn.execute(sa.delete(c).where(c.c.conversation_id == cid))
+        if conn.execute(self._sql.any_left, {"cid": cid}).first() is None:
+            conn.execute(self._sql.delete_conversation, {"cid": cid})
 
     def _read(self, fn: Callable[[Connection], T], what: str) -> T:
         with translate_errors(what), self._serial, self.engine.connect() as conn:

@@ -1,0 +1,71 @@
+"""Every statement the repository runs, built once per repository with bound parameters.
+
+Building SQLAlchemy statements costs more than running them on SQLite, so they are made here
+once; the values (``cid``, ``n``, ``after``...) are always bound parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from ._schema import Tables
+
+CID = sa.bindparam("cid")
+
+
+@dataclass(frozen=True)
+class Statements:
+    """Prepared statement objects for one set of tables."""
+
+    find: Any
+    find_last: Any
+    window: Any
+    list_first: Any
+    list_after: Any
+    insert_messages: Any
+    delete_messages: Any
+    delete_conversation: Any
+    delete_positions: Any
+    delete_non_system_below: Any
+    trim_cut: Any
+    any_left: Any
+
+
+def build_statements(t: Tables) -> Statements:
+    """Build the statements for ``t``."""
+    m, c = t.messages, t.conversations
+    in_conv = m.c.conversation_id == CID
+    systems = sa.select(m).where(in_conv, m.c.is_system == 1)
+    others = (
+        sa.select(m)
+        .where(in_conv, m.c.is_system == 0)
+        .order_by(m.c.position.desc())
+        .limit(sa.bindparam("n"))
+    )
+    union = sa.union_all(systems, sa.select(others.subquery())).subquery()
+    listing = sa.select(c.c.conversation_id).order_by(c.c.conversation_id).limit(sa.bindparam("n"))
+    return Statements(
+        find=sa.select(m).where(in_conv).order_by(m.c.position),
+        find_last=sa.select(m).where(in_conv).order_by(m.c.position.desc()).limit(sa.bindparam("n")),
+        window=sa.select(union).order_by(union.c.position),
+        list_first=listing,
+        list_after=listing.where(c.c.conversation_id > sa.bindparam("after")),
+        insert_messages=sa.insert(m),
+        delete_messages=sa.delete(m).where(in_conv),
+        delete_conversation=sa.delete(c).where(c.c.conversation_id == CID),
+        delete_positions=sa.delete(m).where(
+            in_conv, m.c.position.in_(sa.bindparam("positions", expanding=True))
+        ),
+        delete_non_system_below=sa.delete(m).where(
+            in_conv, m.c.is_system == 0, m.c.position < sa.bindparam("below")
+        ),
+        trim_cut=sa.select(m.c.position)
+        .where(in_conv, m.c.is_system == 0)
+        .order_by(m.c.position.desc())
+        .offset(sa.bindparam("skip"))
+        .limit(1),
+        any_left=sa.select(m.c.position).where(in_conv).limit(1),
+    )
