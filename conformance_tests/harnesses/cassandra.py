@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
+
 from conformance_tests.harness import (
     Harness,
     ServerInfo,
@@ -49,29 +50,52 @@ START_TIMEOUT = 300.0
 # Cassandra's conf/jvm17-server.options (JPMS + netty) and conf/jvm-server.options essentials.
 JVM17_OPTIONS = [
     "-Djdk.attach.allowAttachSelf=true",
-    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-    "--add-exports", "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
-    "--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED",
-    "--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED",
-    "--add-exports", "java.sql/java.sql=ALL-UNNAMED",
-    "--add-exports", "java.base/java.lang.ref=ALL-UNNAMED",
-    "--add-exports", "jdk.unsupported/sun.misc=ALL-UNNAMED",
-    "--add-exports", "jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
-    "--add-exports", "jdk.attach/sun.tools.attach=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang.module=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.loader=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.reflect=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED",
-    "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens", "java.base/java.io=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
-    "--add-opens", "jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens", "java.base/java.util=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports",
+    "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+    "--add-exports",
+    "java.rmi/sun.rmi.registry=ALL-UNNAMED",
+    "--add-exports",
+    "java.rmi/sun.rmi.server=ALL-UNNAMED",
+    "--add-exports",
+    "java.sql/java.sql=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/java.lang.ref=ALL-UNNAMED",
+    "--add-exports",
+    "jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "--add-exports",
+    "jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+    "--add-exports",
+    "jdk.attach/sun.tools.attach=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.lang.module=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.loader=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.reflect=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.math=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.module=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.util.jar=ALL-UNNAMED",
+    "--add-opens",
+    "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.io=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens",
+    "jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.lang=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.util=ALL-UNNAMED",
     "-Dio.netty.tryReflectionSetAccessible=true",
     "-Dio.netty.allocator.useCacheForAllThreads=true",
     "-Dio.netty.allocator.maxOrder=11",
@@ -207,10 +231,11 @@ class CassandraHarness(Harness):
         from chatmem.cassandra import parse_url
 
         target = parse_url(url)
-        cluster = connect(target.host, target.port, target.local_dc or LOCAL_DC)
+        cluster = connect(target.contact_points[0], target.port, target.local_dc or LOCAL_DC)
         session = cluster.connect()
-        return self._info(session, cluster, url, "env", lambda: None,
-                          keyspace=target.keyspace or TEST_KEYSPACE)
+        return self._info(
+            session, cluster, url, "env", lambda: None, keyspace=target.keyspace or TEST_KEYSPACE
+        )
 
     def start_local(self, workdir: Path) -> ServerInfo:
         try:
@@ -232,20 +257,28 @@ class CassandraHarness(Harness):
         logback.write_text(LOGBACK.format(log=log))
         heap = os.environ.get("CHATMEM_CASSANDRA_HEAP", "768M")
         cmd = [
-            java, f"-Xms{heap}", f"-Xmx{heap}",
-            *JVM17_OPTIONS, *FAST_START,
+            java,
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            *JVM17_OPTIONS,
+            *FAST_START,
             f"-Dcassandra.config={yaml.as_uri()}",
             f"-Dcassandra.storagedir={root}",
             f"-Dcassandra.logdir={root / 'logs'}",
             f"-Dlogback.configurationFile={logback.as_uri()}",
-            "-cp", f"{lib}/*",
+            "-cp",
+            f"{lib}/*",
             "org.apache.cassandra.service.CassandraDaemon",
         ]
         out = root / "logs" / "stdout.log"
         with out.open("wb") as sink:
             proc = subprocess.Popen(
-                cmd, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=root, start_new_session=True,
+                cmd,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=root,
+                start_new_session=True,
             )
 
         def stop() -> None:
@@ -268,8 +301,16 @@ class CassandraHarness(Harness):
             cluster.shutdown()
             stop()
 
-        return self._info(session, cluster, url, "local", stop_all, keyspace=TEST_KEYSPACE,
-                          root=str(root), pid=proc.pid)
+        return self._info(
+            session,
+            cluster,
+            url,
+            "local",
+            stop_all,
+            keyspace=TEST_KEYSPACE,
+            root=str(root),
+            pid=proc.pid,
+        )
 
     def _connect_when_ready(
         self, port: int, proc: subprocess.Popen[bytes], log: Path
@@ -308,16 +349,23 @@ class CassandraHarness(Harness):
 
         return self._info(session, cluster, url, "testcontainers", stop, keyspace=TEST_KEYSPACE)
 
-    def _info(self, session: Any, cluster: Any, url: str, route: str, stop: Any,
-              **extra: Any) -> ServerInfo:
+    def _info(
+        self, session: Any, cluster: Any, url: str, route: str, stop: Any, **extra: Any
+    ) -> ServerInfo:
         version = ask_version(session)
         session.execute(
             f'CREATE KEYSPACE IF NOT EXISTS "{extra["keyspace"]}" WITH replication = '
             "{'class': 'SimpleStrategy', 'replication_factor': 1}"
         )
         cluster.control_connection.wait_for_schema_agreement()
-        return ServerInfo(product=PRODUCT, version=version, url=url, route=route, stop=stop,
-                          extra={"session": session, "cluster": cluster, **extra})
+        return ServerInfo(
+            product=PRODUCT,
+            version=version,
+            url=url,
+            route=route,
+            stop=stop,
+            extra={"session": session, "cluster": cluster, **extra},
+        )
 
     # -- repositories -------------------------------------------------------------------
     def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
@@ -328,10 +376,27 @@ class CassandraHarness(Harness):
         options.setdefault("initialize_schema", True)
         return CassandraChatMemoryRepository(server.extra["session"], **options)
 
+    def namespace_options(self) -> dict[str, Any]:
+        return {"table_name": f"t_{unique_suffix()}"}
+
+    def connect_spec(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> tuple[str, dict[str, Any]] | None:
+        config = repository.config  # type: ignore[attr-defined]
+        options = {
+            "keyspace": config.keyspace,
+            "table_name": config.table_name,
+            "ttl": config.ttl,
+            "initialize_schema": False,
+        }
+        return str(server.url), options
+
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         config = repository.config  # type: ignore[attr-defined]
         session = server.extra["session"]
         session.execute(f'DROP TABLE IF EXISTS "{config.keyspace}"."{config.table_name}"')
         if config.keyspace != server.extra["keyspace"]:
             session.execute(f'DROP KEYSPACE IF EXISTS "{config.keyspace}"')
+
+
 HARNESS = CassandraHarness

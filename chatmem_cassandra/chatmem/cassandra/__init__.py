@@ -1,0 +1,54 @@
+"""chatmem.cassandra: chat memory in Apache Cassandra (one partition per conversation).
+
+Needs the ``cassandra-driver`` package: ``pip install "chatmem[cassandra]"``.
+"""
+
+from chatmem.core._errors import require
+
+require("cassandra", "cassandra")
+
+from ._config import (  # noqa: E402
+    DEFAULT_CONSISTENCY,
+    DEFAULT_CONTENT_COLUMN,
+    DEFAULT_CONVERSATION_ID_COLUMN,
+    DEFAULT_CREATED_AT_COLUMN,
+    DEFAULT_KEYSPACE,
+    DEFAULT_MESSAGE_TYPE_COLUMN,
+    DEFAULT_NEXT_POSITION_COLUMN,
+    DEFAULT_ORIGIN_COLUMN,
+    DEFAULT_POSITION_COLUMN,
+    DEFAULT_REPLICATION,
+    DEFAULT_SERIAL_CONSISTENCY,
+    DEFAULT_SYSTEM_MESSAGES_COLUMN,
+    DEFAULT_TABLE_NAME,
+    CassandraConfig,
+    CassandraUrl,
+    NetworkTopologyStrategy,
+    SimpleStrategy,
+    parse_url,
+)
+from ._repository import CassandraChatMemoryRepository  # noqa: E402
+from ._schema import schema_cql  # noqa: E402
+
+__all__ = [
+    "DEFAULT_CONSISTENCY",
+    "DEFAULT_CONTENT_COLUMN",
+    "DEFAULT_CONVERSATION_ID_COLUMN",
+    "DEFAULT_CREATED_AT_COLUMN",
+    "DEFAULT_KEYSPACE",
+    "DEFAULT_MESSAGE_TYPE_COLUMN",
+    "DEFAULT_NEXT_POSITION_COLUMN",
+    "DEFAULT_ORIGIN_COLUMN",
+    "DEFAULT_POSITION_COLUMN",
+    "DEFAULT_REPLICATION",
+    "DEFAULT_SERIAL_CONSISTENCY",
+    "DEFAULT_SYSTEM_MESSAGES_COLUMN",
+    "DEFAULT_TABLE_NAME",
+    "CassandraChatMemoryRepository",
+    "CassandraConfig",
+    "CassandraUrl",
+    "NetworkTopologyStrategy",
+    "SimpleStrategy",
+    "parse_url",
+    "schema_cql",
+]

@@ -1,0 +1,68 @@
+"""Messages to Cassandra values and back.
+
+A message's content (every field of every kind) travels in core's one JSON wire format; the
+kind is also kept in its own column for people reading the table. ``created_at`` is integer
+microseconds since the epoch (CQL ``timestamp`` has only milliseconds). Callers see positions
+relative to the conversation's ``origin``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chatmem.core import Message, SystemMessage, decode_json, encode_json, from_micros, to_micros
+
+SystemEntry = tuple[int, str]
+"""A value of the ``system_messages`` map: (created_at microseconds, content JSON)."""
+
+
+@dataclass(frozen=True)
+class StoredRow:
+    """One non-system message row as read (absolute position)."""
+
+    position: int
+    message_type: str
+    content: str
+    created_at: int
+
+
+def row_values(message: Message) -> tuple[str, str, int]:
+    """(message_type, content, created_at) of a non-system row."""
+    assert message.created_at is not None
+    return message.message_type.value, encode_json(message), to_micros(message.created_at)
+
+
+def system_entry(message: Message) -> SystemEntry:
+    """The ``system_messages`` map value of a system message."""
+    assert message.created_at is not None
+    return to_micros(message.created_at), encode_json(message)
+
+
+def is_system(message: Message) -> bool:
+    return isinstance(message, SystemMessage)
+
+
+def merge_log(
+    rows: Iterable[StoredRow], systems: Mapping[int, SystemEntry] | None, origin: int | None
+) -> list[Message]:
+    """Rows (any order) and the system map, as messages in position order."""
+    base = origin or 0
+    items: list[tuple[int, int, str]] = [(r.position, r.created_at, r.content) for r in rows]
+    items.extend((p, ts, content) for p, (ts, content) in (systems or {}).items())
+    items.sort(key=lambda item: item[0])
+    return [
+        decode_json(content, created_at=from_micros(ts), position=p - base)
+        for p, ts, content in items
+    ]
+
+
+def to_stored(row: Any, position_index: int = 3) -> StoredRow | None:
+    """A ``StoredRow`` from a result row (None for the static-only row of an empty log)."""
+    position = row[position_index]
+    if position is None:
+        return None
+    return StoredRow(
+        position, row[position_index + 1], row[position_index + 2], row[position_index + 3]
+    )

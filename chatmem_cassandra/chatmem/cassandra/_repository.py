@@ -1,0 +1,492 @@
+"""``CassandraChatMemoryRepository``: chat memory in Apache Cassandra (I/O only).
+
+Storage shape: see ``_schema``. Every write is one single-partition conditional batch
+(``IF next_position = ?``): Cassandra applies it atomically and in isolation, so readers see
+the old history or the new one, and concurrent writers to one conversation are serialised by
+Paxos; a loser re-reads and retries (core ``retry``). The repository remembers the guard and
+the newest row positions it last saw per conversation, so a steady append is one round trip
+and trims the rows the window no longer needs in that same batch.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatmem.core import (
+    BaseChatMemoryRepository,
+    Capability,
+    ConversationIdPage,
+    InvalidArgumentError,
+    Message,
+    SchemaError,
+    WindowEdit,
+    retry,
+)
+from chatmem.core._errors import require
+
+from ._codec import StoredRow, SystemEntry, is_system, merge_log, row_values, system_entry
+from ._config import CassandraConfig, parse_url
+from ._errors import translate_errors
+from ._plan import new_origin, plan_rows
+from ._schema import EXPECTED_COLUMNS, Statements, create_keyspace_cql, create_table_cql, statements
+
+KNOWN_CONVERSATIONS = 4096
+"""How many conversations' guards the repository remembers (least recently used go first)."""
+SCHEMA_AGREEMENT_WAIT = 60.0
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What the last read or successful write of this process saw of a conversation."""
+
+    next_position: int | None
+    rows: tuple[int, ...] = ()  # newest row positions, newest first (a prefix of the truth)
+
+
+@dataclass
+class _Snapshot:
+    """One consistent read of a conversation (rows newest first)."""
+
+    next_position: int | None = None
+    origin: int | None = None
+    systems: dict[int, SystemEntry] = field(default_factory=dict)
+    rows: list[StoredRow] = field(default_factory=list)
+    complete: bool = True
+
+    def messages(self) -> list[Message]:
+        return merge_log(self.rows, self.systems, self.origin)
+
+
+def _seq(row: Any) -> Sequence[Any]:
+    """Row values in column order, whatever row factory the caller's session uses."""
+    return list(row.values()) if isinstance(row, Mapping) else row
+
+
+class CassandraChatMemoryRepository(BaseChatMemoryRepository):
+    """Chat memory in Cassandra: one partition per conversation, one LWT batch per write.
+
+    Pass a ``cassandra.cluster.Session`` (never closed by us) or use ``from_url``; options are
+    those of ``CassandraConfig`` (or pass ``config=``).
+    """
+
+    capabilities = frozenset({Capability.TTL})
+
+    def __init__(self, session: Any, *, config: CassandraConfig | None = None, **options: Any):
+        require("cassandra", "cassandra")
+        if config is not None and options:
+            raise InvalidArgumentError("config", "pass either config= or options, not both")
+        if session is None:
+            raise InvalidArgumentError("session", "must be a cassandra.cluster.Session")
+        self.config = config if config is not None else CassandraConfig(**options)
+        self._session = session
+        self._cql: Statements = statements(self.config)
+        self._prepared: dict[str, Any] = {}
+        self._known: OrderedDict[str, _Known] = OrderedDict()
+        self._lock = threading.Lock()
+        self._owned_cluster: Any = None
+        if self.config.initialize_schema:
+            self.initialize_schema()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> CassandraChatMemoryRepository:
+        """``cassandra://[user:pw@]host[:port][,host...][/keyspace][?local_dc=dc]``; the
+        repository owns the cluster it connects and ``close()`` shuts it down."""
+        require("cassandra", "cassandra")
+        from cassandra.auth import PlainTextAuthProvider
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+        target = parse_url(url)
+        if target.keyspace is not None:
+            options.setdefault("keyspace", target.keyspace)
+        policy = TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc))
+        auth = (
+            PlainTextAuthProvider(target.username, target.password or "")
+            if target.username
+            else None
+        )
+        cluster = Cluster(
+            list(target.contact_points),
+            port=target.port,
+            auth_provider=auth,
+            execution_profiles={
+                EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=policy)
+            },
+        )
+        try:
+            with translate_errors("connect"):
+                session = cluster.connect()
+            repo = cls(session, **options)
+        except BaseException:
+            cluster.shutdown()
+            raise
+        repo._owned_cluster = cluster
+        return repo
+
+    def close(self) -> None:
+        """Shut down the cluster ``from_url`` connected (a session passed in is left open)."""
+        if self._owned_cluster is not None:
+            self._owned_cluster.shutdown()
+            self._owned_cluster = None
+
+    def __enter__(self) -> CassandraChatMemoryRepository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema -----------------------------------------------------------------------
+    def initialize_schema(self) -> None:
+        """Create the keyspace and table when missing (race-safe), then check the table."""
+        c = self.config
+        with translate_errors("schema creation"):
+            metadata = self._session.cluster.metadata
+            keyspace = metadata.keyspaces.get(c.keyspace)
+            if keyspace is None:
+                self._ddl(create_keyspace_cql(c.keyspace, c.replication))
+                keyspace = metadata.keyspaces.get(c.keyspace)
+            if keyspace is None or c.table_name not in keyspace.tables:
+                self._ddl(create_table_cql(c))
+                keyspace = metadata.keyspaces.get(c.keyspace)
+            table = keyspace.tables.get(c.table_name) if keyspace is not None else None
+        if table is not None:
+            self._check_table(table)
+
+    def _ddl(self, cql: str) -> None:
+        from cassandra import AlreadyExists
+
+        with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare: IF NOT EXISTS)
+            self._session.execute(cql, timeout=SCHEMA_AGREEMENT_WAIT)
+        agreed = self._session.cluster.control_connection.wait_for_schema_agreement(
+            wait_time=SCHEMA_AGREEMENT_WAIT
+        )
+        if not agreed:
+            raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
+
+    def _check_table(self, table: Any) -> None:
+        c = self.config
+        for option, cql_type in EXPECTED_COLUMNS.items():
+            name = getattr(c, option)
+            column = table.columns.get(name)
+            found = None if column is None else column.cql_type.replace(" ", "")
+            if found != cql_type.replace(" ", ""):
+                raise SchemaError(
+                    f"table {c.keyspace}.{c.table_name}: column {name!r} ({option}) should be "
+                    f"{cql_type}, found {found or 'nothing'}"
+                )
+
+    # -- statement execution ------------------------------------------------------------
+    def _ps(self, name: str) -> Any:
+        prepared = self._prepared.get(name)
+        if prepared is None:
+            from cassandra import ConsistencyLevel
+
+            with translate_errors(f"preparing {name}"):
+                prepared = self._session.prepare(getattr(self._cql, name))
+            prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
+            prepared.serial_consistency_level = getattr(
+                ConsistencyLevel, self.config.serial_consistency
+            )
+            self._prepared[name] = prepared
+        return prepared
+
+    def _run(
+        self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
+    ) -> Any:
+        bound = self._ps(name).bind(params)
+        if fetch_size is not None:
+            bound.fetch_size = fetch_size
+        with translate_errors(what):
+            return self._session.execute(bound)
+
+    def _cas(self, cid: str, parts: Sequence[tuple[str, Sequence[Any]]], what: str) -> bool:
+        """Run a conditional single-partition batch; on a lost race remember the new guard."""
+        from cassandra import ConsistencyLevel
+        from cassandra.query import BatchStatement, BatchType
+
+        batch = BatchStatement(
+            batch_type=BatchType.UNLOGGED,
+            consistency_level=getattr(ConsistencyLevel, self.config.consistency),
+            serial_consistency_level=getattr(ConsistencyLevel, self.config.serial_consistency),
+        )
+        for name, params in parts:
+            batch.add(self._ps(name), params)
+        with translate_errors(what):
+            result = self._session.execute(batch)
+            applied = bool(result.was_applied)
+        if not applied:
+            current = dict(zip(result.column_names or (), _seq(result.one()) or (), strict=False))
+            self._remember(cid, _Known(current.get(self.config.next_position_column)))
+        return applied
+
+    # -- known guards ---------------------------------------------------------------------
+    def _remember(self, cid: str, known: _Known | None) -> None:
+        with self._lock:
+            if known is None:
+                self._known.pop(cid, None)
+                return
+            self._known[cid] = known
+            self._known.move_to_end(cid)
+            while len(self._known) > KNOWN_CONVERSATIONS:
+                self._known.popitem(last=False)
+
+    def _recall(self, cid: str) -> _Known | None:
+        with self._lock:
+            return self._known.get(cid)
+
+    # -- reads ----------------------------------------------------------------------------
+    def _read(self, cid: str, limit: int | None) -> _Snapshot:
+        """Statics plus the newest ``limit`` rows (all rows when None), consistently."""
+        if limit is None:
+            return retry(lambda: self._read_all(cid), what="a paged read")
+        rows = self._run("select_last", (cid, limit), "a read", fetch_size=limit + 1)
+        snap = _Snapshot()
+        for row in rows:
+            self._take(snap, _seq(row))
+        snap.complete = len(snap.rows) < limit
+        self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
+        return snap
+
+    def _read_all(self, cid: str) -> _Snapshot | None:
+        result = self._run("select_log", (cid,), "a read", fetch_size=self.config.fetch_size)
+        snap = _Snapshot()
+        first = True
+        for row in result:  # pages lazily; every page must show the same guard
+            values = _seq(row)
+            if not first and values[0] != snap.next_position:
+                return None  # a write landed between pages: read again
+            first = False
+            self._take(snap, values)
+        self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
+        return snap
+
+    @staticmethod
+    def _take(snap: _Snapshot, values: Sequence[Any]) -> None:
+        snap.next_position, snap.origin = values[0], values[1]
+        snap.systems = dict(values[2] or {})
+        if values[3] is not None:
+            snap.rows.append(StoredRow(values[3], values[4], values[5], values[6]))
+
+    def _guard(self, cid: str) -> int | None:
+        rows = self._run("select_guard", (cid,), "a read").all()
+        return _seq(rows[0])[0] if rows else None
+
+    # -- hooks ----------------------------------------------------------------------------
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        start = _decode_cursor(after) if after is not None else None
+        found: list[tuple[int, str]] = []
+        while len(found) <= limit:
+            ask = limit + 2 - len(found)
+            if start is None:
+                rows = self._run("list_first", (ask,), "listing conversations").all()
+            else:
+                rows = self._run("list_from", (start[0], ask), "listing conversations").all()
+            for row in rows:
+                cid, token = _seq(row)
+                if start is not None and token == start[0] and (cid.encode() <= start[1].encode()):
+                    continue  # the cursor itself, or a same-token key ordered before it
+                found.append((token, cid))
+            if len(rows) < ask:
+                break
+            last = _seq(rows[-1])
+            start = (last[1], last[0])
+        page = found[:limit]
+        more = len(found) > limit
+        return ConversationIdPage(
+            [cid for _, cid in page], _encode_cursor(page[-1]) if more else None
+        )
+
+    def _find(self, cid: str) -> list[Message]:
+        return self._read(cid, None).messages()
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        return self._read(cid, n).messages()[-n:]
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        return self._read(cid, non_system_limit).messages()
+
+    def _delete(self, cid: str) -> None:
+        def attempt() -> bool | None:
+            known = self._recall(cid)
+            guard = known.next_position if known is not None else None
+            if guard is None:
+                guard = self._guard(cid)  # a remembered "absent" may be stale: ask
+                if guard is None:
+                    return True
+            parts = [("cas_clear", (cid, guard)), ("delete_partition", (cid,))]
+            if not self._cas(cid, parts, "a delete"):
+                return None
+            self._remember(cid, None)
+            return True
+
+        retry(attempt, what="delete")
+
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        def attempt() -> bool | None:
+            known = self._recall(cid)
+            guard = known.next_position if known is not None else self._guard(cid)
+            base = guard if guard is not None else new_origin()
+            return self._write(cid, guard, base, base, {}, [], messages, floor=guard)
+
+        retry(attempt, what="save_all")
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        ttl = self.config.ttl is not None
+
+        def attempt() -> bool | None:
+            known = None if ttl else self._recall(cid)
+            if known is None:
+                snap = self._read(cid, trim_to if ttl else (trim_to or 1))
+                if ttl:
+                    return self._edit(cid, snap, WindowEdit(append=tuple(messages)), trim_to)
+                known = _Known(snap.next_position, tuple(r.position for r in snap.rows))
+            guard = known.next_position
+            base = guard if guard is not None else new_origin()
+            plan = plan_rows(known.rows, new=_new_rows(base, messages), keep=trim_to)
+            systems = {base + i: system_entry(m) for i, m in enumerate(messages) if is_system(m)}
+            parts = self._row_parts(cid, base, messages, plan.floor, ())
+            if guard is None:
+                parts.append(("cas_state", (0, base + len(messages), base, systems, cid, None)))
+            elif systems:
+                parts.append(("cas_add_systems", (base + len(messages), systems, cid, guard)))
+            else:
+                parts.append(("cas_next", (base + len(messages), cid, guard)))
+            if not self._cas(cid, parts, "an append"):
+                return None
+            self._remember(cid, _Known(base + len(messages), plan.kept))
+            return True
+
+        retry(attempt, what="append")
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        def attempt() -> bool | None:
+            snap = self._read(cid, non_system_limit)
+            return self._edit(cid, snap, plan(snap.messages()), non_system_limit)
+
+        retry(attempt, what="window edit")
+
+    # -- writing ----------------------------------------------------------------------------
+    def _edit(self, cid: str, snap: _Snapshot, edit: WindowEdit, keep: int | None) -> bool | None:
+        """Apply ``edit`` (positions relative to the origin) to the state ``snap`` read."""
+        if not edit.append and not edit.delete_positions and edit.delete_non_system_below is None:
+            return True
+        guard = snap.next_position
+        origin = snap.origin if snap.origin is not None else (guard or 0)
+        base = guard if guard is not None else new_origin()
+        if guard is None:
+            origin = base
+        removed = {origin + p for p in edit.delete_positions}
+        below = (
+            None if edit.delete_non_system_below is None else origin + edit.delete_non_system_below
+        )
+        systems = {p: e for p, e in snap.systems.items() if p not in removed}
+        return self._write(
+            cid,
+            guard,
+            base,
+            origin,
+            systems,
+            snap.rows,
+            list(edit.append),
+            keep=keep,
+            removed=removed,
+            below=below,
+            complete=snap.complete,
+        )
+
+    def _write(
+        self,
+        cid: str,
+        guard: int | None,
+        base: int,
+        origin: int,
+        systems: dict[int, SystemEntry],
+        rows: Sequence[StoredRow],
+        new: list[Message],
+        *,
+        keep: int | None = None,
+        removed: set[int] | frozenset[int] = frozenset(),
+        below: int | None = None,
+        floor: int | None = None,
+        complete: bool = True,
+    ) -> bool | None:
+        """One conditional batch writing the whole state: statics (with the TTL), new rows,
+        deletions, and with a TTL the surviving rows again."""
+        ttl = self.config.ttl is not None
+        if floor is not None:  # save_all: everything stored goes
+            below, rows = floor, []
+        plan = plan_rows(
+            [r.position for r in rows],
+            new=_new_rows(base, new),
+            keep=keep,
+            removed=removed,
+            below=below,
+            ttl=ttl,
+            complete=complete,
+            next_position=base,
+        )
+        systems = dict(systems)
+        systems.update({base + i: system_entry(m) for i, m in enumerate(new) if is_system(m)})
+        by_position = {r.position: r for r in rows}
+        rewrite = [by_position[p] for p in plan.rewrite]
+        parts = self._row_parts(cid, base, new, plan.floor, plan.delete, rewrite)
+        next_position = base + len(new)
+        parts.append(
+            ("cas_state", (self.config.ttl_seconds, next_position, origin, systems, cid, guard))
+        )
+        if not self._cas(cid, parts, "a write"):
+            return None
+        self._remember(cid, _Known(next_position, plan.kept))
+        return True
+
+    def _row_parts(
+        self,
+        cid: str,
+        base: int,
+        new: Sequence[Message],
+        floor: int | None,
+        delete: Sequence[int],
+        rewrite: Sequence[StoredRow] = (),
+    ) -> list[tuple[str, Sequence[Any]]]:
+        ttl = self.config.ttl_seconds
+        parts: list[tuple[str, Sequence[Any]]] = []
+        if floor is not None:
+            parts.append(("delete_below", (cid, floor)))
+        parts.extend(("delete_row", (cid, p)) for p in delete)
+        for r in rewrite:
+            parts.append(
+                ("insert_row", (cid, r.position, r.message_type, r.content, r.created_at, ttl))
+            )
+        for i, m in enumerate(new):
+            if not is_system(m):
+                parts.append(("insert_row", (cid, base + i, *row_values(m), ttl)))
+        return parts
+
+
+def _new_rows(base: int, messages: Sequence[Message]) -> list[int]:
+    """Positions of the non-system rows an append inserts, newest first."""
+    return [base + i for i in range(len(messages) - 1, -1, -1) if not is_system(messages[i])]
+
+
+def _encode_cursor(item: tuple[int, str]) -> str:
+    raw = json.dumps([item[0], item[1]], ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def _decode_cursor(after: str) -> tuple[int, str]:
+    try:
+        token, cid = json.loads(base64.urlsafe_b64decode(after.encode("ascii")))
+        if isinstance(token, int) and not isinstance(token, bool) and isinstance(cid, str):
+            return token, cid
+    except (ValueError, TypeError, UnicodeError):
+        pass
+    raise InvalidArgumentError("after", "is not a cursor returned by a previous page")

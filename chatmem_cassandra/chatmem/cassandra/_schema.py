@@ -1,0 +1,138 @@
+"""The one place the Cassandra storage shape is defined: DDL and every statement, as CQL text.
+
+One partition per conversation; its rows are the non-system messages clustered by
+``position`` (newest first, so "the last N" is one ``LIMIT N`` read in clustering order).
+Three static columns hold what belongs to the whole conversation:
+
+- ``next_position``: every position below it is taken; it is also the guard of every
+  lightweight transaction (``IF next_position = ?``), so writes to one conversation are
+  serialised and concurrent appends all land with strictly increasing positions;
+- ``origin``: the stored position of the first message of the last ``save_all`` (callers see
+  ``position - origin``); a new conversation starts at a random origin, so a cached guard of
+  a deleted or expired conversation can never match its successor;
+- ``system_messages``: ``map<position, (created_at, content)>``, so the window (every system
+  message plus the newest others) is one single-partition read.
+
+Identifiers are validated by ``CassandraConfig`` and double-quoted here; values are always
+bound. TTLs are bound too (``USING TTL ?``, 0 meaning none), so a changed TTL takes effect on
+an existing table with no DDL.
+"""
+
+# Identifiers here are validated (cql_identifier) and quoted; every value is a bind marker.
+# ruff: noqa: S608
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from ._config import CassandraConfig, Replication
+
+
+def q(name: str) -> str:
+    """Quote a validated identifier (case kept, reserved words allowed)."""
+    return f'"{name}"'
+
+
+def table_id(config: CassandraConfig) -> uuid.UUID:
+    """A table id derived from its name, so concurrent ``CREATE TABLE IF NOT EXISTS`` on
+    different coordinators create the same table instead of diverging schemas."""
+    return uuid.uuid5(
+        uuid.NAMESPACE_URL, f"chatmem:cassandra:{config.keyspace}.{config.table_name}"
+    )
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def create_keyspace_cql(keyspace: str, replication: Replication) -> str:
+    """``CREATE KEYSPACE IF NOT EXISTS`` with the configured (validated) replication map."""
+    options = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in replication.options().items())
+    return f"CREATE KEYSPACE IF NOT EXISTS {q(keyspace)} WITH replication = {{{options}}}"
+
+
+def create_table_cql(config: CassandraConfig) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` for the configured names."""
+    c = config
+    return (
+        f"CREATE TABLE IF NOT EXISTS {q(c.keyspace)}.{q(c.table_name)} ("
+        f"{q(c.conversation_id_column)} text, "
+        f"{q(c.position_column)} bigint, "
+        f"{q(c.message_type_column)} text, "
+        f"{q(c.content_column)} text, "
+        f"{q(c.created_at_column)} bigint, "
+        f"{q(c.next_position_column)} bigint static, "
+        f"{q(c.origin_column)} bigint static, "
+        f"{q(c.system_messages_column)} map<bigint, frozen<tuple<bigint, text>>> static, "
+        f"PRIMARY KEY (({q(c.conversation_id_column)}), {q(c.position_column)})"
+        f") WITH CLUSTERING ORDER BY ({q(c.position_column)} DESC)"
+        f" AND ID = {table_id(c)}"
+        " AND comment = 'chatmem conversation memory: one partition per conversation'"
+    )
+
+
+def schema_cql(config: CassandraConfig) -> list[str]:
+    """The DDL ``initialize_schema`` runs, for teams that apply schema changes themselves."""
+    return [create_keyspace_cql(config.keyspace, config.replication), create_table_cql(config)]
+
+
+EXPECTED_COLUMNS = {
+    "conversation_id_column": "text",
+    "position_column": "bigint",
+    "message_type_column": "text",
+    "content_column": "text",
+    "created_at_column": "bigint",
+    "next_position_column": "bigint",
+    "origin_column": "bigint",
+    "system_messages_column": "map<bigint, frozen<tuple<bigint, text>>>",
+}
+"""Column option -> CQL type, checked against an existing table."""
+
+
+@dataclass(frozen=True)
+class Statements:
+    """Every statement the repository prepares, as CQL text."""
+
+    select_log: str
+    select_last: str
+    select_guard: str
+    list_first: str
+    list_from: str
+    insert_row: str
+    delete_row: str
+    delete_below: str
+    delete_partition: str
+    cas_next: str
+    cas_add_systems: str
+    cas_state: str
+    cas_clear: str
+
+
+def statements(config: CassandraConfig) -> Statements:
+    """Build every statement once, from validated names only."""
+    c = config
+    t = f"{q(c.keyspace)}.{q(c.table_name)}"
+    cid, pos = q(c.conversation_id_column), q(c.position_column)
+    nxt, org, sysm = q(c.next_position_column), q(c.origin_column), q(c.system_messages_column)
+    cols = f"{nxt}, {org}, {sysm}, {pos}, {q(c.message_type_column)}, {q(c.content_column)}, " + (
+        q(c.created_at_column)
+    )
+    guard = f"WHERE {cid} = ? IF {nxt} = ?"
+    return Statements(
+        select_log=f"SELECT {cols} FROM {t} WHERE {cid} = ?",
+        select_last=f"SELECT {cols} FROM {t} WHERE {cid} = ? LIMIT ?",
+        select_guard=f"SELECT {nxt} FROM {t} WHERE {cid} = ? LIMIT 1",
+        list_first=f"SELECT DISTINCT {cid}, token({cid}) FROM {t} LIMIT ?",
+        list_from=f"SELECT DISTINCT {cid}, token({cid}) FROM {t} WHERE token({cid}) >= ? LIMIT ?",
+        insert_row=(
+            f"INSERT INTO {t} ({cid}, {pos}, {q(c.message_type_column)}, {q(c.content_column)}, "
+            f"{q(c.created_at_column)}) VALUES (?, ?, ?, ?, ?) USING TTL ?"
+        ),
+        delete_row=f"DELETE FROM {t} WHERE {cid} = ? AND {pos} = ?",
+        delete_below=f"DELETE FROM {t} WHERE {cid} = ? AND {pos} < ?",
+        delete_partition=f"DELETE FROM {t} WHERE {cid} = ?",
+        cas_next=f"UPDATE {t} SET {nxt} = ? {guard}",
+        cas_add_systems=f"UPDATE {t} SET {nxt} = ?, {sysm} = {sysm} + ? {guard}",
+        cas_state=f"UPDATE {t} USING TTL ? SET {nxt} = ?, {org} = ?, {sysm} = ? {guard}",
+        cas_clear=f"UPDATE {t} SET {nxt} = null {guard}",
+    )
