@@ -22,7 +22,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from chatmem.core import AssistantMessage, MessageWindowChatMemory, UserMessage
-
 from conformance_tests.harness import Unavailable
 from conformance_tests.plugin import load_harness, provision
 

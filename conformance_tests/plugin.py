@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from chatmem.core import BaseChatMemoryRepository
 
 from .harness import Harness, ServerInfo, Unavailable, docker_available

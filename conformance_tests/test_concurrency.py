@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+
 from chatmem.core import (
     AssistantMessage,
     BaseChatMemoryRepository,

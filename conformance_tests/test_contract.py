@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from chatmem.core import (
     AssistantMessage,
     BaseChatMemoryRepository,

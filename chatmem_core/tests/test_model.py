@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from chatmem.core import (
     AssistantMessage,
     BackendError,
@@ -33,7 +34,6 @@ from chatmem.core._validation import (
     redis_key_prefix,
     sql_identifier,
 )
-
 from conformance_tests.corpus import full_corpus
 
 

@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from chatmem.core._errors import InvalidArgumentError
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from chatmem.core._errors import InvalidArgumentError
 
 # engine.dialect.name -> "module:Class" (imported only when used)
 DIALECTS: dict[str, str] = {

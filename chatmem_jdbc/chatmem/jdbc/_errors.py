@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from chatmem.core import BackendError, BackendUnavailableError, SchemaError
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+
+from chatmem.core import BackendError, BackendUnavailableError, SchemaError
 
 
 @contextmanager

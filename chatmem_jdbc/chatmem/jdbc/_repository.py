@@ -16,6 +16,9 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
 from chatmem.core import (
     BaseChatMemoryRepository,
     ConversationIdPage,
@@ -23,8 +26,6 @@ from chatmem.core import (
     WindowEdit,
     retry,
 )
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError
 
 from ._codec import from_row, to_row
 from ._config import JdbcConfig, SchemaMode
@@ -114,7 +115,8 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
         params = {"cid": cid, "n": n}
-        return self._read(lambda conn: self._rows(conn, self._sql.find_last, params), "reading")[::-1]
+        rows = self._read(lambda conn: self._rows(conn, self._sql.find_last, params), "reading")
+        return rows[::-1]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         return self._read(

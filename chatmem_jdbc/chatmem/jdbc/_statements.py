@@ -49,7 +49,10 @@ def build_statements(t: Tables) -> Statements:
     listing = sa.select(c.c.conversation_id).order_by(c.c.conversation_id).limit(sa.bindparam("n"))
     return Statements(
         find=sa.select(m).where(in_conv).order_by(m.c.position),
-        find_last=sa.select(m).where(in_conv).order_by(m.c.position.desc()).limit(sa.bindparam("n")),
+        find_last=sa.select(m)
+        .where(in_conv)
+        .order_by(m.c.position.desc())
+        .limit(sa.bindparam("n")),
         window=sa.select(union).order_by(union.c.position),
         list_first=listing,
         list_after=listing.where(c.c.conversation_id > sa.bindparam("after")),
