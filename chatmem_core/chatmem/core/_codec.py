@@ -81,7 +81,7 @@ _FIELDS = {
 
 def _trusted(cls: type, fields: dict[str, Any]) -> Any:
     """Build a message from values our own codec wrote, skipping re-validation (hot path)."""
-    obj = object.__new__(cls)
+    obj: Any = object.__new__(cls)
     for name, value in fields.items():
         object.__setattr__(obj, name, value)
     return obj

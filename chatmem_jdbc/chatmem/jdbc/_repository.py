@@ -99,10 +99,10 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        if after is None:
-            stmt, params = self._sql.list_first, {"n": limit + 1}
-        else:
-            stmt, params = self._sql.list_after, {"n": limit + 1, "after": after}
+        params: dict[str, Any] = {"n": limit + 1}
+        stmt = self._sql.list_first
+        if after is not None:
+            stmt, params["after"] = self._sql.list_after, after
         ids = self._read(lambda conn: [r[0] for r in conn.execute(stmt, params)], "listing")
         page = ids[:limit]
         return ConversationIdPage(page, page[-1] if len(ids) > limit else None)

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from ._schema import Tables
 
-CID = sa.bindparam("cid")
+CID: sa.BindParameter[str] = sa.bindparam("cid")
 
 
 @dataclass(frozen=True)
