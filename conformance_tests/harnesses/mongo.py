@@ -113,7 +113,7 @@ class MongoHarness(Harness):
 
     def start_testcontainers(self) -> ServerInfo:
         try:
-            from testcontainers.mongodb import MongoDbContainer
+            from testcontainers.mongodb import MongoDbContainer  # type: ignore[import-not-found]
         except ImportError as exc:
             raise Unavailable("pip install testcontainers[mongodb]") from exc
         container = MongoDbContainer(IMAGE)

@@ -1,4 +1,7 @@
-"""chatmem.mongo: chat memory in MongoDB, one document per conversation (``pip install "chatmem[mongo]"``)."""
+"""chatmem.mongo: chat memory in MongoDB, one document per conversation.
+
+Install with ``pip install "chatmem[mongo]"`` (pymongo only).
+"""
 
 from chatmem.core._errors import require
 

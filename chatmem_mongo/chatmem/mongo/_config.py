@@ -57,7 +57,8 @@ class MongoConfig:
         collection_name(self.collection_name)
         if self.ttl is not None:
             if not isinstance(self.ttl, timedelta):
-                raise InvalidArgumentError("ttl", f"must be a timedelta, got {type(self.ttl).__name__}")
+                kind = type(self.ttl).__name__
+                raise InvalidArgumentError("ttl", f"must be a timedelta, got {kind}")
             if self.ttl <= timedelta(0):
                 raise InvalidArgumentError("ttl", f"must be positive, got {self.ttl}")
             if self.ttl.total_seconds() > MAX_TTL_SECONDS:

@@ -176,7 +176,8 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         snap = self._read(cid)
-        return [] if snap is None else [from_document(d) for d in _trim(snap.docs, non_system_limit)]
+        docs = () if snap is None else _trim(snap.docs, non_system_limit)
+        return [from_document(d) for d in docs]
 
     # -- writes ------------------------------------------------------------------------
     def _save_all(self, cid: str, messages: list[Message]) -> None:
@@ -203,9 +204,9 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         def change(snap: _Snapshot | None) -> tuple[list[dict[str, Any]], int]:
             old = () if snap is None else snap.docs
             start = 0 if snap is None else snap.next_position
-            kept = list(old) if trim_to is None else _trim(old, trim_to)
             new = [to_document(m, start + i) for i, m in enumerate(messages)]
-            return kept + new, start + len(new)
+            docs = [*old, *new]
+            return (docs if trim_to is None else _trim(docs, trim_to)), start + len(new)
 
         self._mutate(cid, change, "append")
 

@@ -45,7 +45,10 @@ POSITION = "position"
 CREATED_AT = "created_at"
 CREATED_AT_US = "created_at_us"
 
-POSITION_INDEX: list[tuple[str, int]] = [(CONVERSATION_ID, ASCENDING), (f"{MESSAGES}.{POSITION}", ASCENDING)]
+POSITION_INDEX: list[tuple[str, int]] = [
+    (CONVERSATION_ID, ASCENDING),
+    (f"{MESSAGES}.{POSITION}", ASCENDING),
+]
 TTL_INDEX: list[tuple[str, int]] = [(UPDATED_AT, ASCENDING)]
 
 # MongoDB error codes met while reconciling indexes concurrently with other processes.

@@ -1,0 +1,386 @@
+"""MongoDB-specific behaviour, against the server the harness started (never mocked)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymongo import MongoClient, monitoring
+
+from chatmem.core import (
+    AssistantMessage,
+    BackendUnavailableError,
+    InvalidArgumentError,
+    InvalidIdentifierError,
+    Media,
+    MessageWindowChatMemory,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from chatmem.mongo import (
+    DEFAULT_COLLECTION_NAME,
+    POSITION_INDEX,
+    TTL_INDEX,
+    MongoChatMemoryRepository,
+    escape_key,
+    unescape_key,
+)
+from conformance_tests.harness import ServerInfo
+
+pytestmark = pytest.mark.backend("mongo")
+
+Make = Callable[..., MongoChatMemoryRepository]
+
+
+class Commands(monitoring.CommandListener):
+    """Records every command a client sends (to prove "before any I/O")."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.command_name not in ("hello", "isMaster", "ismaster", "endSessions"):
+            self.names.append(event.command_name)
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        pass
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+
+@pytest.fixture
+def watched(server: ServerInfo) -> Iterator[tuple[MongoClient[Any], Commands]]:
+    commands = Commands()
+    client: MongoClient[Any] = MongoClient(server.url, event_listeners=[commands])
+    yield client, commands
+    client.close()
+
+
+def _indexes(repo: MongoChatMemoryRepository) -> list[dict[str, Any]]:
+    return [
+        {**ix, "key": [(k, int(v)) for k, v in ix["key"].items()]}
+        for ix in repo.collection.list_indexes()
+    ]
+
+
+def _ttl_indexes(repo: MongoChatMemoryRepository) -> list[dict[str, Any]]:
+    return [ix for ix in _indexes(repo) if ix["key"] == TTL_INDEX]
+
+
+# -- storage shape ------------------------------------------------------------------------
+def test_every_field_is_stored_as_queryable_bson(repository: MongoChatMemoryRepository) -> None:
+    ts = datetime(2024, 2, 29, 12, 34, 56, 789012, tzinfo=timezone.utc)
+    repository.save_all("shape", [
+        SystemMessage("be terse", created_at=ts),
+        UserMessage("hi", metadata={"user_id": "u-1", "score": 3, "tags": ["a"]},
+                    media=(Media(mime_type="image/png", data=b"\x89PNG\x00", name="p.png"),)),
+        AssistantMessage(None, tool_calls=(ToolCall(id="c1", name="f", arguments='{"x": 1}'),)),
+        ToolResponseMessage((ToolResponse(id="c1", name="f", response_data="42"),)),
+    ])
+    doc = repository.collection.find_one({"_id": "shape"})
+    assert doc is not None and doc["conversation_id"] == "shape"
+    assert isinstance(doc["updated_at"], datetime) and doc["next_position"] == 4
+    system, user, assistant, tool = doc["messages"]
+    assert [m["position"] for m in doc["messages"]] == [0, 1, 2, 3]
+    assert [m["type"] for m in doc["messages"]] == ["SYSTEM", "USER", "ASSISTANT", "TOOL"]
+    assert system["created_at_us"] == 1709210096789012  # exact microseconds
+    assert isinstance(system["created_at"], datetime)  # a BSON Date, for date queries
+    assert user["metadata"] == {"user_id": "u-1", "score": 3, "tags": ["a"]}
+    assert user["media"][0]["data"] == b"\x89PNG\x00"  # BSON binary, not base64 text
+    assert assistant["text"] is None and assistant["tool_calls"][0]["arguments"] == '{"x": 1}'
+    assert tool["responses"] == [{"id": "c1", "name": "f", "response_data": "42"}]
+    # fields are real documents a query can reach
+    assert repository.collection.count_documents({"messages.metadata.user_id": "u-1"}) == 1
+    assert repository.collection.count_documents({"messages.tool_calls.name": "f"}) == 1
+
+
+def test_awkward_metadata_keys_and_huge_ints_round_trip(
+    repository: MongoChatMemoryRepository,
+) -> None:
+    metadata = {
+        "$where": 1, "a.b": {"$gt": "c.d"}, "%": "%", "%24": "x", "": "empty key",
+        "plain": "$ne", "huge": 2**80, "tiny": -(2**70), "nested": [{"x.y": 2**64}],
+    }
+    repository.save_all("keys", [UserMessage("k", metadata=metadata)])
+    back = repository.find_by_conversation_id("keys")[0].metadata
+    assert dict(back) == metadata and type(back["huge"]) is int
+    for key in ("$x", "a.b", "%", "%24", "", "ok", "a%2Eb", "$.%"):
+        assert unescape_key(escape_key(key)) == key
+        assert not escape_key(key).startswith("$") and "." not in escape_key(key)
+
+
+def test_window_adds_keep_the_document_the_size_of_the_window(
+    repository: MongoChatMemoryRepository,
+) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=4)
+    memory.add("w", SystemMessage("sys"))
+    for i in range(50):
+        memory.add("w", [UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
+    doc = repository.collection.find_one({"_id": "w"})
+    assert doc is not None and len(doc["messages"]) <= 1 + 5
+    assert [m.text for m in memory.get("w")] == ["sys", "u49", "a49"]
+    positions = [m["position"] for m in doc["messages"]]
+    assert positions == sorted(positions) and doc["next_position"] == 101
+
+
+# -- ids and validation -------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [{"$ne": None}, {"$gt": ""}, ["a"], 42, None])
+def test_operator_ids_never_reach_the_server(
+    repository: MongoChatMemoryRepository, watched: tuple[MongoClient[Any], Commands], bad: object
+) -> None:
+    repository.save_all("victim", [UserMessage("keep me")])
+    client, commands = watched
+    repo = MongoChatMemoryRepository(
+        client[repository.database.name], collection_name=repository.config.collection_name
+    )
+    calls: list[Callable[[], object]] = [
+        lambda: repo.find_by_conversation_id(bad),  # type: ignore[arg-type]
+        lambda: repo.delete_by_conversation_id(bad),  # type: ignore[arg-type]
+        lambda: repo.save_all(bad, [UserMessage("x")]),  # type: ignore[arg-type]
+        lambda: repo.append(bad, UserMessage("x")),  # type: ignore[arg-type]
+        lambda: repo.find_last(bad, 2),  # type: ignore[arg-type]
+        lambda: MessageWindowChatMemory(repo).add(bad, UserMessage("x")),  # type: ignore[arg-type]
+        lambda: MessageWindowChatMemory(repo).get(bad),  # type: ignore[arg-type]
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError) as info:
+            call()
+        assert info.value.argument == "conversation_id"
+    assert commands.names == []
+    assert [m.text for m in repo.find_by_conversation_id("victim")] == ["keep me"]
+
+
+def test_plain_construction_sends_no_ddl(
+    server: ServerInfo, watched: tuple[MongoClient[Any], Commands]
+) -> None:
+    client, commands = watched
+    MongoChatMemoryRepository(client[server.extra["database"]])
+    MongoChatMemoryRepository(client, database_name=server.extra["database"], collection_name="x_y")
+    assert commands.names == []
+
+
+@pytest.mark.parametrize("name", ["", "a$b", "system.users", "has space", "a..b", "x" * 121, 7])
+def test_bad_collection_names_are_rejected(server: ServerInfo, name: object) -> None:
+    with pytest.raises(InvalidIdentifierError) as info:
+        MongoChatMemoryRepository(server.extra["client"][server.extra["database"]],
+                                  collection_name=name)  # type: ignore[arg-type]
+    assert info.value.argument == "collection_name"
+
+
+@pytest.mark.parametrize("ttl", [timedelta(0), timedelta(seconds=-1), 60])
+def test_bad_ttl_is_rejected(server: ServerInfo, ttl: object) -> None:
+    with pytest.raises(InvalidArgumentError) as info:
+        MongoChatMemoryRepository(server.extra["client"][server.extra["database"]],
+                                  ttl=ttl)  # type: ignore[arg-type]
+    assert info.value.argument == "ttl"
+
+
+# -- construction -------------------------------------------------------------------------
+def test_default_collection_and_database_from_client(server: ServerInfo) -> None:
+    client = server.extra["client"]
+    repo = MongoChatMemoryRepository(client, database_name=server.extra["database"])
+    assert repo.collection.name == DEFAULT_COLLECTION_NAME == "ai_chat_memory"
+    assert MongoChatMemoryRepository(client).database.name == server.extra["database"]  # URL's
+
+
+def test_from_url_owns_its_client_and_a_passed_client_stays_open(server: ServerInfo) -> None:
+    assert server.url is not None
+    with MongoChatMemoryRepository.from_url(server.url, collection_name="cm_from_url") as repo:
+        repo.save_all("u", [UserMessage("via url")])
+        owned = repo._owned_client
+        assert owned is not None
+    with pytest.raises(Exception, match=r"closed|after close"):
+        owned.admin.command("ping")
+    shared = server.extra["client"]
+    database = shared[server.extra["database"]]
+    MongoChatMemoryRepository(database, collection_name="cm_from_url").close()
+    assert shared.admin.command("ping")["ok"]
+    shared[server.extra["database"]]["cm_from_url"].drop()
+
+
+def test_from_url_needs_a_database_and_a_mongodb_url(server: ServerInfo) -> None:
+    assert server.url is not None
+    no_db = re.sub(r"/chatmem_test", "/", server.url)
+    with pytest.raises(InvalidArgumentError) as info:
+        MongoChatMemoryRepository.from_url(no_db)
+    assert info.value.argument == "database_name"
+    with pytest.raises(InvalidArgumentError):
+        MongoChatMemoryRepository.from_url("redis://localhost/0")
+
+
+def test_unreachable_server_is_backend_unavailable() -> None:
+    repo = MongoChatMemoryRepository.from_url(
+        "mongodb://127.0.0.1:9/chatmem", client_options={"serverSelectionTimeoutMS": 300}
+    )
+    with pytest.raises(BackendUnavailableError) as info:
+        repo.find_by_conversation_id("x")
+    assert info.value.__cause__ is not None
+    repo.close()
+
+
+def test_missing_pymongo_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['pymongo'] = None\n"
+        "try:\n    import chatmem.mongo\nexcept ImportError as e:\n    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert 'MissingDependencyError' in out.stdout and 'pip install "chatmem[mongo]"' in out.stdout
+
+
+def test_the_mongo_extra_pulls_only_pymongo() -> None:
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+    line = re.search(r"^mongo = (\[.*\])$", pyproject, re.M)
+    assert line is not None and line.group(1) == '["pymongo>=4.6"]'
+
+
+# -- indexes and TTL ----------------------------------------------------------------------
+def test_position_index_exists_when_indexes_are_created(make_repository: Make) -> None:
+    repo = make_repository(create_indexes=True)
+    assert any(ix["key"] == POSITION_INDEX for ix in _indexes(repo))
+    assert _ttl_indexes(repo) == []
+
+
+def test_ttl_index_is_recreated_when_the_ttl_changes(make_repository: Make) -> None:
+    repo = make_repository(ttl=timedelta(hours=1), create_indexes=None)
+    name = {"collection_name": repo.config.collection_name}
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [3600]
+    make_repository(**name, ttl=timedelta(minutes=5))
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
+    make_repository(**name, ttl=timedelta(minutes=5))  # unchanged: left alone
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
+    make_repository(**name, ttl=None, create_indexes=None)  # not managing indexes: untouched
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
+    make_repository(**name, ttl=timedelta(seconds=1.2))  # whole seconds, rounded up
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [2]
+    make_repository(**name, ttl=None, create_indexes=True)  # managing, no TTL: dropped
+    assert _ttl_indexes(repo) == []
+    assert any(ix["key"] == POSITION_INDEX for ix in _indexes(repo))
+
+
+def test_concurrent_constructors_with_a_ttl_agree_on_one_index(make_repository: Make) -> None:
+    name = {"collection_name": make_repository(create_indexes=False).config.collection_name}
+    with ThreadPoolExecutor(6) as pool:
+        repos = list(
+            pool.map(lambda _: make_repository(**name, ttl=timedelta(minutes=7)), range(6))
+        )
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repos[0])] == [420]
+
+
+def _wait_until_gone(repo: MongoChatMemoryRepository, cid: str, full: Sequence[str | None],
+                     bound: float) -> float:
+    """Poll until ``cid`` reads empty; every read before must be the whole conversation."""
+    start = time.monotonic()
+    while time.monotonic() - start < bound:
+        got = [m.text for m in repo.find_by_conversation_id(cid)]
+        if not got:
+            return time.monotonic() - start
+        assert got == full, f"expiry left part of the conversation: {got}"
+        time.sleep(0.25)
+    raise AssertionError(f"{cid} still there after {bound:.0f}s")
+
+
+def _expiry_bound(server: ServerInfo) -> float:
+    # nx-27017 purges about every few seconds; MongoDB's TTL monitor runs every 60 s.
+    return 30.0 if server.stand_in else 150.0
+
+
+def test_ttl_expires_an_idle_conversation_whole(server: ServerInfo, make_repository: Make) -> None:
+    repo = make_repository(ttl=timedelta(seconds=1))
+    texts = [f"m{i}" for i in range(30)]
+    repo.save_all("idle", [UserMessage(t) for t in texts])
+    repo.save_all("other", [UserMessage("also idle")])
+    waited = _wait_until_gone(repo, "idle", texts, _expiry_bound(server))
+    assert waited >= 0.5
+    _wait_until_gone(repo, "other", ["also idle"], _expiry_bound(server))
+    assert repo.find_conversation_ids() == []
+    assert repo.collection.count_documents({}) == 0  # the data is gone, not just hidden
+
+
+def test_ttl_slides_on_every_write_and_never_drops_only_old_messages(
+    server: ServerInfo, make_repository: Make
+) -> None:
+    if not server.stand_in:
+        pytest.skip("needs a TTL monitor that runs every few seconds (MongoDB's runs every 60 s)")
+    repo = make_repository(ttl=timedelta(seconds=3))
+    memory = MessageWindowChatMemory(repo, max_messages=1000)
+    call = AssistantMessage(None, tool_calls=(ToolCall(id="c", name="f"),))
+    memory.add("busy", [UserMessage("q0"), call])
+    memory.add("busy", ToolResponseMessage((ToolResponse(id="c", name="f", response_data="r"),)))
+    expected = ["q0", None, ""]
+    deadline = time.monotonic() + 8  # well past the TTL, while writes keep it alive
+    i = 0
+    while time.monotonic() < deadline:
+        got = [m.text for m in repo.find_by_conversation_id("busy")]
+        assert got == expected, "an active conversation lost messages to the TTL"
+        memory.add("busy", UserMessage(f"u{i}"))
+        expected.append(f"u{i}")
+        i += 1
+        time.sleep(0.5)
+    _wait_until_gone(repo, "busy", expected, _expiry_bound(server))
+
+
+# -- concurrency and size ---------------------------------------------------------------------
+def test_writers_with_stale_snapshots_lose_nothing(make_repository: Make) -> None:
+    first = make_repository()
+    second = make_repository(collection_name=first.config.collection_name)
+    memory_a = MessageWindowChatMemory(first, max_messages=100)
+    memory_b = MessageWindowChatMemory(second, max_messages=100)
+    for i in range(10):  # each add starts from a snapshot the other repository made stale
+        memory_a.add("s", UserMessage(f"a{i}"))
+        memory_b.add("s", UserMessage(f"b{i}"))
+    first.delete_by_conversation_id("s")
+    memory_b.add("s", UserMessage("after delete"))  # second's snapshot is of a deleted document
+    assert [m.text for m in memory_a.get("s")] == ["after delete"]
+    second.save_all("s", [UserMessage("replaced")])
+    memory_a.add("s", UserMessage("appended"))
+    assert [(m.text, m.position) for m in first.find_by_conversation_id("s")] == [
+        ("replaced", 0), ("appended", 1)]
+
+
+def test_threads_on_two_repositories_lose_nothing(make_repository: Make) -> None:
+    repos = [make_repository()]
+    repos.append(make_repository(collection_name=repos[0].config.collection_name))
+    barrier = threading.Barrier(6)
+
+    def run(w: int) -> None:
+        memory = MessageWindowChatMemory(repos[w % 2], max_messages=1000)
+        barrier.wait(timeout=30)
+        for n in range(30):
+            memory.add("race", UserMessage(f"w{w}:{n}"))
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(run, range(6)))
+    got = repos[0].find_by_conversation_id("race")
+    for w in range(6):
+        assert [m.text for m in got if m.text and m.text.startswith(f"w{w}:")] == [
+            f"w{w}:{n}" for n in range(30)]
+    assert [m.position for m in got] == list(range(180))
+
+
+def test_a_conversation_over_16_mib_is_refused_with_a_clear_error(
+    repository: MongoChatMemoryRepository,
+) -> None:
+    repository.save_all("big", [UserMessage("small")])
+    huge = Media(mime_type="application/octet-stream", data=b"\x00" * (17 * 1024 * 1024))
+    writes: list[Callable[[], None]] = [
+        lambda: repository.save_all("big", [UserMessage("x", media=(huge,))]),
+        lambda: repository.append("big", UserMessage("x", media=(huge,))),
+    ]
+    for write in writes:
+        with pytest.raises(InvalidArgumentError, match="16 MiB") as info:
+            write()
+        assert info.value.argument == "messages"
+    assert [m.text for m in repository.find_by_conversation_id("big")] == ["small"]
