@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from chatmem.core import InvalidArgumentError, UserMessage
 from chatmem.redis import (
     MetadataField,

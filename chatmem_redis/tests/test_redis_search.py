@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+
 from chatmem.core import (
     AssistantMessage,
     InvalidArgumentError,

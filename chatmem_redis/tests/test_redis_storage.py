@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import redis
+
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
@@ -36,7 +37,6 @@ from chatmem.redis import (
     MetadataField,
     RedisChatMemoryRepository,
 )
-
 from conformance_tests.harness import ServerInfo, free_port
 
 pytestmark = pytest.mark.backend("redis")

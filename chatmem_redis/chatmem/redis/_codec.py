@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,3 +89,29 @@ def parse_document(raw: str | bytes) -> tuple[str, Message]:
         doc["message"], created_at=from_micros(doc["created_at"]), position=doc["position"]
     )
     return doc["conversation_id"], message
+
+
+class DocumentCache:
+    """Decoded documents by their exact bytes: a window read decodes only what is new.
+
+    Safe because a document's bytes fully determine the decoded message and messages are
+    immutable; a message whose metadata nests lists or dicts (mutable inside the read-only
+    mapping) is never cached, so no caller can alter what another one reads.
+    """
+
+    def __init__(self, size: int = 2048) -> None:
+        self._size = size
+        self._data: dict[str | bytes, tuple[str, Message]] = {}
+        self._lock = threading.Lock()
+
+    def parse(self, raw: str | bytes) -> tuple[str, Message]:
+        hit = self._data.get(raw)
+        if hit is not None:
+            return hit
+        value = parse_document(raw)
+        if not any(isinstance(v, (list, dict)) for v in value[1].metadata.values()):
+            with self._lock:
+                if len(self._data) >= self._size:
+                    del self._data[next(iter(self._data))]  # oldest first
+                self._data[raw] = value
+        return value

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from chatmem.core import BackendError, BackendUnavailableError, SchemaError
-
 from redis import exceptions as rx
 
 _MISSING_MODULE = ("unknown command", "unknown redis command", "json.", "ft.")

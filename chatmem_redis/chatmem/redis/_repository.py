@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence  # noqa: E402
 from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
+import redis  # noqa: E402
 from chatmem.core import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
@@ -29,12 +30,10 @@ from chatmem.core import (  # noqa: E402
     retry,
 )
 from chatmem.core._validation import validate_positive_int  # noqa: E402
-
-import redis  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import document_body, parse_document  # noqa: E402
+from ._codec import DocumentCache, document_body  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_KEY_PREFIX,
@@ -74,10 +73,10 @@ class _Script:
 
     def __call__(self, client: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
         try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)
+            return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
         except NoScriptError:
             client.script_load(self.source)
-            return client.evalsha(self.sha, len(keys), *keys, *args)
+            return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
 
 
 _APPEND = _Script(_scripts.APPEND)
@@ -127,6 +126,7 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         self._owns_client = False
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
+        self._decoded = DocumentCache()
         if initialize_schema:
             self.create_index()
 
@@ -206,7 +206,10 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         keys = self._layout.conversation(cid)
         with translate_errors("reading a conversation"):
             docs = _READ(client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total])
-        return [parse_document(d)[1] for d in docs]
+        if not docs:
+            return []
+        parse = self._decoded.parse
+        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
 
     def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation

@@ -137,7 +137,7 @@ return 1
 
 READ = r"""
 -- KEYS = [sys, msg]; ARGV = [doc_prefix, sys_tail, msg_tail, total_tail]
--- A tail of -1 means all; the result is the documents, oldest first.
+-- A tail of -1 means all; the result is the documents, oldest first, one a line.
 local docp = ARGV[1]
 local function tail(z, n)
   if n < 0 then return redis.call('ZRANGE', z, 0, -1) end
@@ -165,7 +165,9 @@ for k = from, #seqs, 1000 do
     if d then out[#out + 1] = d end
   end
 end
-return out
+-- One bulk string, one document a line (RedisJSON escapes every newline inside strings):
+-- clients parse one reply instead of one per message.
+return table.concat(out, '\n')
 """
 
 IDS_PAGE = r"""
