@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from cassandra.query import BatchStatement, BoundStatement
+
 from chatmem.cassandra import (
     DEFAULT_KEYSPACE,
     DEFAULT_REPLICATION,
@@ -39,7 +40,6 @@ from chatmem.core import (
     UserMessage,
     from_micros,
 )
-
 from conformance_tests.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("cassandra")
@@ -140,7 +140,7 @@ def test_every_field_of_every_kind_is_stored_and_read_back(
         "SELECT DISTINCT conversation_id, system_messages FROM {t} WHERE conversation_id = %s",
         "k",
     )
-    ((position, (_, content)),) = static.system_messages.items()
+    ((_, (_, content)),) = static.system_messages.items()
     assert '"be brief"' in content
 
 
@@ -566,7 +566,8 @@ def test_an_unreachable_server_is_backend_unavailable() -> None:
 def test_without_the_driver_the_import_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['cassandra'] = None\n"
-        "try:\n    import chatmem.cassandra\nexcept ImportError as e:\n    print(type(e).__name__, e)"
+        "try:\n    import chatmem.cassandra\n"
+        "except ImportError as e:\n    print(type(e).__name__, e)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert (

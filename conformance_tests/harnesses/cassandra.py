@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-
 from conformance_tests.harness import (
     Harness,
     ServerInfo,
