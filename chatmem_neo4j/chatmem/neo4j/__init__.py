@@ -1,0 +1,31 @@
+"""chatmem.neo4j: chat memory in Neo4j 5 (``pip install "chatmem[neo4j]"``)."""
+
+from chatmem.core._errors import require
+
+require("neo4j", "neo4j")
+
+from ._config import (  # noqa: E402
+    DEFAULT_DATABASE,
+    DEFAULT_INITIALIZE_SCHEMA,
+    DEFAULT_MEDIA_LABEL,
+    DEFAULT_MESSAGE_LABEL,
+    DEFAULT_METADATA_LABEL,
+    DEFAULT_SESSION_LABEL,
+    DEFAULT_TOOL_CALL_LABEL,
+    DEFAULT_TOOL_RESPONSE_LABEL,
+    Neo4jConfig,
+)
+from ._repository import Neo4jChatMemoryRepository  # noqa: E402
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "DEFAULT_INITIALIZE_SCHEMA",
+    "DEFAULT_MEDIA_LABEL",
+    "DEFAULT_MESSAGE_LABEL",
+    "DEFAULT_METADATA_LABEL",
+    "DEFAULT_SESSION_LABEL",
+    "DEFAULT_TOOL_CALL_LABEL",
+    "DEFAULT_TOOL_RESPONSE_LABEL",
+    "Neo4jChatMemoryRepository",
+    "Neo4jConfig",
+]

@@ -1,0 +1,158 @@
+"""Message <-> node parameters and result rows.
+
+Neo4j properties hold strings, booleans, 64-bit integers, floats, byte arrays, temporal
+values and homogeneous lists of those; they cannot hold maps, nulls, nested or mixed lists,
+or a property named ``""``. Metadata entries that fit are stored as properties of the
+Metadata node, so they stay queryable in Cypher; the rest are kept, losslessly, as one JSON
+object in the ``encoded`` property of the ``HAS_METADATA`` relationship, whose
+``key_order`` keeps the caller's key order. Bytes media stay bytes (a byte array), created
+times are native ``DATETIME`` values (exact to the microsecond).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from chatmem.core import (
+    AssistantMessage,
+    Media,
+    Message,
+    SchemaError,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+
+_INT64 = (-(2**63), 2**63 - 1)
+_SCALARS = (str, bool, float)
+
+
+def _is_int64(value: object) -> bool:
+    return type(value) is int and _INT64[0] <= value <= _INT64[1]
+
+
+def is_property_value(value: object) -> bool:
+    """True when Neo4j stores ``value`` as a property and gives it back unchanged."""
+    if type(value) in _SCALARS or _is_int64(value):
+        return True
+    if type(value) is not list:
+        return False
+    if not value:
+        return True
+    first = type(value[0])
+    if first is int:
+        return all(_is_int64(v) for v in value)
+    # Exact types: [1, 2.5] would come back as floats and [True, 1] is refused.
+    return first in _SCALARS and all(type(v) is first for v in value)
+
+
+def metadata_params(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``[]`` for no metadata, else one ``{rel, node}`` entry for the Metadata node."""
+    if not metadata:
+        return []
+    node: dict[str, Any] = {}
+    encoded: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if key and is_property_value(value):
+            node[key] = value
+        else:
+            encoded[key] = value
+    rel: dict[str, Any] = {"key_order": list(metadata)}
+    if encoded:
+        rel["encoded"] = json.dumps(encoded, ensure_ascii=False, separators=(",", ":"))
+    return [{"rel": rel, "node": node}]
+
+
+def message_params(message: Message) -> dict[str, Any]:
+    """The ``$messages[i]`` map the create statement expects."""
+    props: dict[str, Any] = {"type": message.message_type.value, "created_at": message.created_at}
+    if not isinstance(message, ToolResponseMessage) and message.text is not None:
+        props["text"] = message.text
+    media = []
+    for i, m in enumerate(message.media):
+        part: dict[str, Any] = {"idx": i, "mime_type": m.mime_type}
+        part["data" if isinstance(m.data, bytes) else "uri"] = m.data
+        if m.id is not None:
+            part["id"] = m.id
+        if m.name is not None:
+            part["name"] = m.name
+        media.append(part)
+    calls = []
+    if isinstance(message, AssistantMessage):
+        calls = [
+            {"idx": i, "id": c.id, "type": c.type, "name": c.name, "arguments": c.arguments}
+            for i, c in enumerate(message.tool_calls)
+        ]
+    responses = []
+    if isinstance(message, ToolResponseMessage):
+        responses = [
+            {"idx": i, "id": r.id, "name": r.name, "response_data": r.response_data}
+            for i, r in enumerate(message.responses)
+        ]
+    return {
+        "props": props,
+        "metadata": metadata_params(message.metadata),
+        "tool_calls": calls,
+        "tool_responses": responses,
+        "media": media,
+    }
+
+
+def _metadata_from(parts: Sequence[Any]) -> dict[str, Any]:
+    if not parts:
+        return {}
+    key_order, encoded, node = parts[0]
+    extra = json.loads(encoded) if encoded else {}
+    return {k: extra[k] if k in extra else node[k] for k in key_order}
+
+
+def _ordered(parts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(parts, key=lambda p: int(p["idx"]))
+
+
+def _created_at(value: Any) -> datetime:
+    native = value.to_native() if hasattr(value, "to_native") else value
+    if not isinstance(native, datetime):
+        raise SchemaError(f"created_at is {type(value).__name__}, expected a DATETIME")
+    return native.astimezone(timezone.utc)
+
+
+def message_from_row(row: Mapping[str, Any]) -> Message:
+    """Decode one row of ``Schema._returns``."""
+    kind = row["type"]
+    common: dict[str, Any] = {
+        "metadata": _metadata_from(row["metadata"]),
+        "media": tuple(
+            Media(
+                mime_type=p["mime_type"],
+                data=bytes(p["data"]) if "data" in p else p["uri"],
+                id=p.get("id"),
+                name=p.get("name"),
+            )
+            for p in _ordered(row["media"])
+        ),
+        "created_at": _created_at(row["created_at"]),
+        "position": row["position"],
+    }
+    if kind == "USER":
+        return UserMessage(row["text"], **common)
+    if kind == "SYSTEM":
+        return SystemMessage(row["text"], **common)
+    if kind == "ASSISTANT":
+        calls = tuple(
+            ToolCall(id=p["id"], type=p["type"], name=p["name"], arguments=p["arguments"])
+            for p in _ordered(row["tool_calls"])
+        )
+        return AssistantMessage(row["text"], tool_calls=calls, **common)
+    if kind == "TOOL":
+        responses = tuple(
+            ToolResponse(id=p["id"], name=p["name"], response_data=p["response_data"])
+            for p in _ordered(row["tool_responses"])
+        )
+        return ToolResponseMessage(responses, **common)
+    raise SchemaError(f"unknown message type {kind!r} in the graph")

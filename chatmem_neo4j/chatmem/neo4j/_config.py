@@ -1,0 +1,73 @@
+"""Options of the Neo4j repository, with their defaults (labels follow Spring AI's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from chatmem.core._errors import InvalidArgumentError
+from chatmem.core._validation import cypher_label
+
+DEFAULT_DATABASE: str | None = None
+"""None: the server's default (home) database."""
+DEFAULT_SESSION_LABEL = "Session"
+DEFAULT_MESSAGE_LABEL = "Message"
+DEFAULT_METADATA_LABEL = "Metadata"
+DEFAULT_TOOL_CALL_LABEL = "ToolCall"
+DEFAULT_TOOL_RESPONSE_LABEL = "ToolResponse"
+DEFAULT_MEDIA_LABEL = "Media"
+DEFAULT_INITIALIZE_SCHEMA = False
+
+LABEL_OPTIONS = (
+    "session_label",
+    "message_label",
+    "metadata_label",
+    "tool_call_label",
+    "tool_response_label",
+    "media_label",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Neo4jConfig:
+    """Where and how conversations are stored.
+
+    Every ``*_label`` must match ``[A-Za-z_][A-Za-z0-9_]*`` and differ from the others;
+    a bad one raises ``InvalidIdentifierError`` naming the option, before any I/O.
+    ``initialize_schema=True`` creates the uniqueness constraint and the two indexes the
+    queries use (``IF NOT EXISTS``, race-safe); otherwise nothing is created on
+    construction and ``Neo4jChatMemoryRepository.schema_statements()`` gives the DDL.
+    """
+
+    database: str | None = DEFAULT_DATABASE
+    session_label: str = DEFAULT_SESSION_LABEL
+    message_label: str = DEFAULT_MESSAGE_LABEL
+    metadata_label: str = DEFAULT_METADATA_LABEL
+    tool_call_label: str = DEFAULT_TOOL_CALL_LABEL
+    tool_response_label: str = DEFAULT_TOOL_RESPONSE_LABEL
+    media_label: str = DEFAULT_MEDIA_LABEL
+    initialize_schema: bool = DEFAULT_INITIALIZE_SCHEMA
+
+    def __post_init__(self) -> None:
+        seen: dict[str, str] = {}
+        for option in LABEL_OPTIONS:
+            label = cypher_label(getattr(self, option), option)
+            if label in seen:
+                raise InvalidArgumentError(
+                    option, f"{label!r} is already the {seen[label]}; labels must differ"
+                )
+            seen[label] = option
+        if self.database is not None and (not isinstance(self.database, str) or not self.database):
+            raise InvalidArgumentError("database", "must be a non-empty str or None")
+        if not isinstance(self.initialize_schema, bool):
+            raise InvalidArgumentError("initialize_schema", "must be a bool")
+
+    @classmethod
+    def from_options(cls, options: dict[str, object]) -> Neo4jConfig:
+        """Build from keyword options, rejecting unknown names with a clear error."""
+        known = {f.name for f in fields(cls)}
+        for name in options:
+            if name not in known:
+                raise InvalidArgumentError(
+                    name, f"is not a Neo4j option (known: {', '.join(sorted(known))})"
+                )
+        return cls(**options)  # type: ignore[arg-type]

@@ -1,0 +1,232 @@
+"""``Neo4jChatMemoryRepository``: I/O only; the graph shape and Cypher live in ``_schema``.
+
+Every operation except the window edit is one auto-commit statement (one round trip): the
+write statements lock the session node first (``SET`` on it), so concurrent writers to a
+conversation serialise inside the server and nothing is lost. The window edit (an add that
+carries a system message) reads and writes in one managed transaction that holds the same
+lock from its first statement. Statements the server rejected before commit (deadlock,
+lock timeout, not a leader) are re-run; a lost connection is reported, never blindly re-run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, ClassVar
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import neo4j
+from neo4j import exceptions as neo4j_errors
+
+from chatmem.core import (
+    BaseChatMemoryRepository,
+    Capability,
+    ConcurrencyError,
+    ConversationIdPage,
+    InvalidArgumentError,
+    Message,
+    WindowEdit,
+)
+
+from ._codec import message_from_row, message_params
+from ._config import Neo4jConfig
+from ._errors import rejected_before_commit, translate_errors
+from ._schema import TRIM_PER_MESSAGE, Schema
+
+ATTEMPTS = 30
+"""How often a statement the server rejected before commit (deadlock...) is re-run."""
+
+URL_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+
+_ALREADY_EXISTS = (
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+)
+
+
+class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
+    """Chat memory as a graph: a session node per conversation, message nodes with an
+    explicit position, and metadata, tool call, tool response and media nodes.
+
+    Pass your ``neo4j.Driver`` (never closed by us) and keyword options (see
+    ``Neo4jConfig``), or use ``from_url("neo4j://user:pass@host:7687", database=...)``.
+    """
+
+    capabilities: ClassVar[frozenset[str]] = frozenset({Capability.LABELS})
+
+    def __init__(self, driver: neo4j.Driver, **options: Any) -> None:
+        if not isinstance(driver, neo4j.Driver):
+            raise InvalidArgumentError("driver", f"must be a neo4j.Driver, got {type(driver).__name__}")
+        self.config = Neo4jConfig.from_options(options)
+        self._driver = driver
+        self._owns_driver = False
+        self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
+        schema = self.schema = Schema.of(self.config)
+        self._find_q = schema.find()
+        self._find_last_q = schema.find_last()
+        self._load_window_q = schema.load_window()
+        self._lock_window_q = schema.load_window(create=True)
+        self._ids_q = schema.find_ids_page()
+        self._save_q = schema.save_all()
+        self._delete_q = schema.delete()
+        self._append_q = schema.append(trim=False)
+        self._append_trim_q = schema.append(trim=True)
+        self._edit_q = schema.edit_window()
+        if self.config.initialize_schema:
+            self.initialize_schema()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Neo4jChatMemoryRepository:
+        """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
+        URL (percent-encoded) become basic auth. ``close()`` closes this driver."""
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
+            raise InvalidArgumentError(
+                "url", f"{url!r} is not a Neo4j URL like neo4j://user:pass@host:7687"
+            )
+        auth = None
+        if parts.username is not None:
+            auth = neo4j.basic_auth(unquote(parts.username), unquote(parts.password or ""))
+        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        plain = urlunsplit((parts.scheme, netloc, "", parts.query, ""))
+        Neo4jConfig.from_options(options)  # reject bad options before connecting
+        driver = neo4j.GraphDatabase.driver(plain, auth=auth)
+        try:
+            repo = cls(driver, **options)
+        except BaseException:
+            driver.close()
+            raise
+        repo._owns_driver = True
+        return repo
+
+    def close(self) -> None:
+        """Close the driver if ``from_url`` created it; a caller's driver stays open."""
+        if self._owns_driver:
+            self._driver.close()
+
+    def __enter__(self) -> Neo4jChatMemoryRepository:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- schema -------------------------------------------------------------------------
+    def schema_statements(self) -> list[str]:
+        """The DDL ``initialize_schema`` runs, for teams that manage schema themselves."""
+        return self.schema.ddl()
+
+    def initialize_schema(self) -> None:
+        """Create the constraint and indexes if missing (race-safe) and wait until online."""
+        with translate_errors("schema initialisation"):
+            for statement in self.schema.ddl():
+                self._retry(lambda s=statement: self._run_schema(s))
+            with self._session(neo4j.WRITE_ACCESS) as session:
+                session.run("CALL db.awaitIndexes(300)").consume()
+
+    def _run_schema(self, statement: str) -> None:
+        try:
+            with self._session(neo4j.WRITE_ACCESS) as session:
+                session.run(statement).consume()
+        except neo4j_errors.Neo4jError as exc:
+            if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
+                raise
+
+    # -- hooks ----------------------------------------------------------------------------
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        rows = self._read(self._ids_q, {"after": after or "", "limit": limit + 1}, "listing")
+        # A session deleted while the listing ran can show up without its id: skip it.
+        ids = [str(r["id"]) for r in rows if r["id"] is not None]
+        if len(ids) > limit:
+            return ConversationIdPage(ids[:limit], ids[limit - 1])
+        return ConversationIdPage(ids, None)
+
+    def _find(self, cid: str) -> list[Message]:
+        return self._messages(self._find_q, {"cid": cid}, "find")
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        return self._messages(self._find_last_q, {"cid": cid, "n": n}, "find_last")
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        params = {"cid": cid, "n": non_system_limit}
+        return self._messages(self._load_window_q, params, "window read")
+
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        params = {"cid": cid, "messages": [message_params(m) for m in messages]}
+        self._write(self._save_q, params, "save_all")
+
+    def _delete(self, cid: str) -> None:
+        self._write(self._delete_q, {"cid": cid}, "delete")
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        params: dict[str, Any] = {"cid": cid, "messages": [message_params(m) for m in messages]}
+        if trim_to is None:
+            self._write(self._append_q, params, "append")
+            return
+        params["trim_to"] = trim_to
+        params["trim_limit"] = TRIM_PER_MESSAGE * (len(messages) + 1)
+        self._write(self._append_trim_q, params, "window append")
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            result = tx.run(self._lock_window_q, {"cid": cid, "n": non_system_limit})
+            edit = plan([message_from_row(r) for r in result])
+            if not (edit.append or edit.delete_positions or edit.delete_non_system_below is not None):
+                return
+            tx.run(self._edit_q, {
+                "cid": cid,
+                "delete_positions": sorted(edit.delete_positions),
+                "below": edit.delete_non_system_below,
+                "messages": [message_params(m) for m in edit.append],
+            }).consume()
+
+        with translate_errors("window edit"), self._session(neo4j.WRITE_ACCESS) as session:
+            session.execute_write(work)
+
+    # -- I/O helpers -----------------------------------------------------------------------
+    def _session(self, mode: str) -> neo4j.Session:
+        return self._driver.session(
+            database=self.config.database,
+            default_access_mode=mode,
+            bookmark_manager=self._bookmarks,
+            notifications_min_severity="OFF",  # plans are known; no per-query warnings
+        )
+
+    def _retry(self, fn: Callable[[], Any]) -> Any:
+        for attempt in range(ATTEMPTS):
+            try:
+                return fn()
+            except neo4j_errors.Neo4jError as exc:
+                if not rejected_before_commit(exc):
+                    raise
+                last = exc
+                time.sleep(min(0.002 * 2**attempt, 0.2))
+        raise ConcurrencyError(f"Neo4j kept rejecting the statement ({ATTEMPTS} tries)") from last
+
+    def _write(self, query: str, params: dict[str, Any], what: str) -> None:
+        def run() -> None:
+            with self._session(neo4j.WRITE_ACCESS) as session:
+                session.run(query, params).consume()
+
+        with translate_errors(what):
+            self._retry(run)
+
+    def _read(self, query: str, params: dict[str, Any], what: str) -> list[neo4j.Record]:
+        def run() -> list[neo4j.Record]:
+            # WRITE: conversation reads lock their session node (see _schema's docstring).
+            with self._session(neo4j.WRITE_ACCESS) as session:
+                return list(session.run(query, params))
+
+        with translate_errors(what):
+            result: list[neo4j.Record] = self._retry(run)
+            return result
+
+    def _messages(self, query: str, params: dict[str, Any], what: str) -> list[Message]:
+        return [message_from_row(r) for r in self._read(query, params, what)]

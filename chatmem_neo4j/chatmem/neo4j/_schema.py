@@ -1,0 +1,269 @@
+"""The one place the graph shape is defined: labels, relationships, properties, DDL, Cypher.
+
+::
+
+    (:Session {conversation_id, next_position, system_positions})
+      -[:HAS_MESSAGE]->
+    (:Message {conversation_id, position, type, text?, created_at})
+      -[:HAS_METADATA {key_order, encoded?}]-> (:Metadata {<key>: <value>, ...})
+      -[:HAS_TOOL_CALL]->     (:ToolCall {idx, id, type, name, arguments})
+      -[:HAS_TOOL_RESPONSE]-> (:ToolResponse {idx, id, name, response_data})
+      -[:HAS_MEDIA]->         (:Media {idx, mime_type, data | uri, id?, name?})
+
+Labels come from ``Neo4jConfig`` (validated, then back-quoted); relationship types and
+property names are fixed. Every value is a query parameter.
+
+Isolation: Neo4j reads are read-committed with no snapshot, so a statement reading while
+another commits could see part of that commit. Every statement that touches a conversation
+therefore first writes to its session node (``SET s.lock = true REMOVE s.lock``: no net
+change, but Neo4j takes the node's exclusive lock at the first write and keeps it until
+commit) and reads only after that. Writers and readers of one conversation thus serialise
+in the server; a reader sees the whole old log or the whole new one, and counters read
+after the lock are never stale (``SET n.x = n.x + 1`` alone can lose updates).
+
+Indexes: messages carry their ``conversation_id`` so one composite range index
+``(conversation_id, position)`` serves every message read in position order with a bound
+(last N, the window, the whole log, trimming). The session keeps ``system_positions`` so
+the window finds its system messages by position through the same index. Bounded reads
+order by ``(conversation_id, position)``, the index's own order: the planner then reads
+only the rows it returns instead of sorting the whole conversation. The uniqueness
+constraint on the session's ``conversation_id`` makes ``MERGE`` race-free and serves the
+paged id listing in index order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._config import Neo4jConfig
+
+HAS_MESSAGE = "HAS_MESSAGE"
+HAS_METADATA = "HAS_METADATA"
+HAS_TOOL_CALL = "HAS_TOOL_CALL"
+HAS_TOOL_RESPONSE = "HAS_TOOL_RESPONSE"
+HAS_MEDIA = "HAS_MEDIA"
+PART_RELATIONSHIPS = f"{HAS_METADATA}|{HAS_TOOL_CALL}|{HAS_TOOL_RESPONSE}|{HAS_MEDIA}"
+
+TRIM_PER_MESSAGE = 2
+"""A window append deletes at most ``TRIM_PER_MESSAGE * (added + 1)`` evicted messages, so
+each add does bounded work and an overlong history shrinks as the conversation goes on."""
+
+
+def _q(label: str) -> str:
+    # Labels are validated as [A-Za-z_][A-Za-z0-9_]*; quoting keeps keywords harmless.
+    return f"`{label}`"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Cypher for one label configuration (built once per repository)."""
+
+    session: str
+    message: str
+    metadata: str
+    tool_call: str
+    tool_response: str
+    media: str
+
+    @classmethod
+    def of(cls, config: Neo4jConfig) -> Schema:
+        return cls(
+            session=config.session_label,
+            message=config.message_label,
+            metadata=config.metadata_label,
+            tool_call=config.tool_call_label,
+            tool_response=config.tool_response_label,
+            media=config.media_label,
+        )
+
+    # -- DDL ------------------------------------------------------------------------------
+    @property
+    def constraint_name(self) -> str:
+        return f"chatmem_{self.session}_conversation_id"
+
+    @property
+    def index_name(self) -> str:
+        return f"chatmem_{self.message}_conversation_position"
+
+    def ddl(self) -> list[str]:
+        """Idempotent statements creating exactly what the queries use."""
+        return [
+            f"CREATE CONSTRAINT {_q(self.constraint_name)} IF NOT EXISTS "
+            f"FOR (s:{_q(self.session)}) REQUIRE s.conversation_id IS UNIQUE",
+            f"CREATE INDEX {_q(self.index_name)} IF NOT EXISTS "
+            f"FOR (m:{_q(self.message)}) ON (m.conversation_id, m.position)",
+        ]
+
+    def drop_ddl(self) -> list[str]:
+        """Statements removing the constraint and the index (for tests and migrations)."""
+        return [
+            f"DROP CONSTRAINT {_q(self.constraint_name)} IF EXISTS",
+            f"DROP INDEX {_q(self.index_name)} IF EXISTS",
+        ]
+
+    # -- building blocks ------------------------------------------------------------------
+    def _lock(self, create: bool) -> str:
+        """Find (or create) the session node ``s`` and hold its write lock from here on."""
+        s = _q(self.session)
+        find = (
+            f"MERGE (s:{s} {{conversation_id: $cid}})\n"
+            "ON CREATE SET s.next_position = 0, s.system_positions = []"
+            if create
+            else f"MATCH (s:{s} {{conversation_id: $cid}})"
+        )
+        return f"{find}\nSET s.lock = true REMOVE s.lock\nWITH s"
+
+    def _create_messages(self) -> str:
+        """Create ``$messages`` (see ``_codec.message_params``) at ``base + i``, then advance
+        the session's counter and remember where system messages went."""
+        return f"""
+CALL {{
+  WITH s, base
+  UNWIND range(0, size($messages) - 1) AS i
+  WITH s, base + i AS position, $messages[i] AS msg
+  CREATE (s)-[:{HAS_MESSAGE}]->(m:{_q(self.message)})
+  SET m = msg.props, m.conversation_id = $cid, m.position = position
+  FOREACH (md IN msg.metadata |
+    CREATE (m)-[r:{HAS_METADATA}]->(x:{_q(self.metadata)}) SET r = md.rel, x = md.node)
+  FOREACH (tc IN msg.tool_calls |
+    CREATE (m)-[:{HAS_TOOL_CALL}]->(x:{_q(self.tool_call)}) SET x = tc)
+  FOREACH (tr IN msg.tool_responses |
+    CREATE (m)-[:{HAS_TOOL_RESPONSE}]->(x:{_q(self.tool_response)}) SET x = tr)
+  FOREACH (me IN msg.media |
+    CREATE (m)-[:{HAS_MEDIA}]->(x:{_q(self.media)}) SET x = me)
+}}
+SET s.next_position = base + size($messages),
+    s.system_positions = s.system_positions +
+      [i IN range(0, size($messages) - 1) WHERE $messages[i].props.type = 'SYSTEM' | base + i]"""
+
+    @staticmethod
+    def _delete_where(match: str) -> str:
+        """A unit subquery deleting the messages ``old`` that ``match`` finds, with parts."""
+        return f"""
+CALL {{
+  WITH s
+  {match}
+  OPTIONAL MATCH (old)-[:{PART_RELATIONSHIPS}]->(part)
+  DETACH DELETE part, old
+}}"""
+
+    def _delete_all(self) -> str:
+        return self._delete_where(f"MATCH (s)-[:{HAS_MESSAGE}]->(old:{_q(self.message)})")
+
+    def _returns(self) -> str:
+        """One row per message ``m`` with its parts as lists (never multiplied by them)."""
+        return f"""
+RETURN m.position AS position, m.type AS type, m.text AS text, m.created_at AS created_at,
+       [(m)-[r:{HAS_METADATA}]->(x:{_q(self.metadata)}) |
+          [r.key_order, r.encoded, properties(x)]] AS metadata,
+       [(m)-[:{HAS_TOOL_CALL}]->(x:{_q(self.tool_call)}) | properties(x)] AS tool_calls,
+       [(m)-[:{HAS_TOOL_RESPONSE}]->(x:{_q(self.tool_response)}) | properties(x)]
+          AS tool_responses,
+       [(m)-[:{HAS_MEDIA}]->(x:{_q(self.media)}) | properties(x)] AS media
+ORDER BY position"""
+
+    def _window(self) -> str:
+        m = _q(self.message)
+        return f"""
+CALL {{
+  WITH s
+  MATCH (m:{m})
+  WHERE m.conversation_id = $cid AND m.position >= 0 AND m.type <> 'SYSTEM'
+  WITH m ORDER BY m.conversation_id DESC, m.position DESC LIMIT $n
+  RETURN m
+  UNION ALL
+  WITH s
+  MATCH (m:{m})
+  WHERE m.conversation_id = $cid AND m.position IN s.system_positions
+  RETURN m
+}}"""
+
+    # -- statements -----------------------------------------------------------------------
+    def find(self) -> str:
+        """The whole log, oldest first (params: cid)."""
+        return (
+            self._lock(create=False)
+            + f"\nMATCH (m:{_q(self.message)}) WHERE m.conversation_id = $cid AND m.position >= 0"
+            + self._returns()
+        )
+
+    def find_last(self) -> str:
+        """The last ``$n`` messages, oldest first (params: cid, n)."""
+        return (
+            self._lock(create=False)
+            + f"""
+CALL {{
+  WITH s
+  MATCH (m:{_q(self.message)}) WHERE m.conversation_id = $cid AND m.position >= 0
+  WITH m ORDER BY m.conversation_id DESC, m.position DESC LIMIT $n
+  RETURN m
+}}"""
+            + self._returns()
+        )
+
+    def load_window(self, create: bool = False) -> str:
+        """Every system message plus the last ``$n`` others (params: cid, n). With
+        ``create`` the session node is created if missing, so a window edit holds the lock
+        even on a new conversation."""
+        return self._lock(create) + self._window() + self._returns()
+
+    def find_ids_page(self) -> str:
+        """Ids after ``$after`` in index order, at most ``$limit`` (params: after, limit)."""
+        return f"""
+MATCH (s:{_q(self.session)})
+WHERE s.conversation_id > $after AND EXISTS {{ (s)-[:{HAS_MESSAGE}]->() }}
+RETURN s.conversation_id AS id ORDER BY id LIMIT $limit"""
+
+    def save_all(self) -> str:
+        """Replace the log in one statement (params: cid, messages)."""
+        return (
+            self._lock(create=True)
+            + self._delete_all()
+            + "\nSET s.system_positions = []\nWITH s, 0 AS base"
+            + self._create_messages()
+        )
+
+    def delete(self) -> str:
+        """Remove the session and everything under it (params: cid)."""
+        return self._lock(create=False) + self._delete_all() + "\nDETACH DELETE s"
+
+    def append(self, trim: bool) -> str:
+        """Append ``$messages`` after every stored one (params: cid, messages[, trim_to,
+        trim_limit]). With ``trim``, also delete up to ``$trim_limit`` of the oldest
+        non-system messages that are not among the newest ``$trim_to`` non-system ones."""
+        text = (
+            self._lock(create=True)
+            + "\nWITH s, s.next_position AS base"
+            + self._create_messages()
+        )
+        if not trim:
+            return text
+        m = _q(self.message)
+        return text + "\nWITH s" + self._delete_where(f"""MATCH (k:{m})
+  WHERE k.conversation_id = $cid AND k.position >= 0 AND k.type <> 'SYSTEM'
+  WITH k ORDER BY k.conversation_id DESC, k.position DESC SKIP $trim_to LIMIT 1
+  MATCH (old:{m})
+  WHERE old.conversation_id = $cid AND 0 <= old.position <= k.position
+    AND old.type <> 'SYSTEM'
+  WITH old ORDER BY old.conversation_id, old.position LIMIT $trim_limit""")
+
+    def edit_window(self) -> str:
+        """Apply a ``WindowEdit`` in the transaction whose ``load_window(create=True)``
+        took the lock (params: cid, delete_positions, below, messages)."""
+        m = _q(self.message)
+        return (
+            f"MATCH (s:{_q(self.session)} {{conversation_id: $cid}})"
+            + self._delete_where(
+                f"MATCH (old:{m})\n  WHERE old.conversation_id = $cid"
+                " AND old.position IN $delete_positions"
+            )
+            + self._delete_where(
+                f"MATCH (old:{m})\n  WHERE $below IS NOT NULL AND old.conversation_id = $cid"
+                " AND 0 <= old.position < $below AND old.type <> 'SYSTEM'"
+            )
+            + "\nSET s.system_positions ="
+            " [p IN s.system_positions WHERE NOT p IN $delete_positions]"
+            + "\nWITH s, s.next_position AS base"
+            + self._create_messages()
+            + f"\nWITH s WHERE NOT EXISTS {{ (s)-[:{HAS_MESSAGE}]->() }}\nDELETE s"
+        )

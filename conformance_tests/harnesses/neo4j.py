@@ -1,0 +1,260 @@
+"""Neo4j 5.26 LTS harness: a real in-process Neo4j on loopback, started with our tooling.
+
+Routes (see ``conformance_tests/harness.py``):
+
+- ``CHATMEM_TEST_NEO4J_URL`` (``neo4j://user:pass@host:7687`` or ``bolt://...``);
+- local: ``scripts/install/neo4j.sh`` copies the runtime classpath of
+  ``org.neo4j.test:neo4j-harness:5.26.x`` from Maven Central into
+  ``~/.cache/chatmem/neo4j-<version>/lib`` and compiles ``scripts/servers/neo4j/Launcher.java``
+  next to it. The launcher runs Neo4j in its own JVM (Java 17, small heap): HTTP off, Bolt on
+  127.0.0.1 at a port the OS picks, auth and usage reporting off. It prints the Bolt URI and
+  runs until SIGTERM; ``stop`` sends SIGTERM, then SIGKILL after a grace period;
+- testcontainers: the pinned ``neo4j:5.26`` image, on machines with Docker.
+
+Community edition has one user database, so every test gets its own labels (six per
+repository, with a unique suffix) and ``cleanup`` deletes those nodes and drops the
+constraint and indexes that were created for them.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from chatmem.core import BaseChatMemoryRepository
+from conformance_tests.harness import (
+    Harness,
+    ServerInfo,
+    Unavailable,
+    cache_dir,
+    stop_process,
+    tail,
+    unique_suffix,
+)
+
+PRODUCT = "Neo4j"
+START_TIMEOUT = 180.0
+LABEL_BASES = {
+    "session_label": "Session",
+    "message_label": "Message",
+    "metadata_label": "Metadata",
+    "tool_call_label": "ToolCall",
+    "tool_response_label": "ToolResponse",
+    "media_label": "Media",
+}
+
+# Neo4j's own server defaults (conf/neo4j.conf server.jvm.additional), minus what only
+# matters for big heaps; the --add-opens are what Neo4j 5 needs on Java 17.
+JVM_OPTIONS = [
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dlog4j2.disable.jmx=true",
+    "-Djava.net.preferIPv4Stack=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+]
+
+
+def find_install() -> tuple[str, Path]:
+    """The newest complete ``neo4j-5.26.*`` cache folder made by scripts/install/neo4j.sh."""
+    found = []
+    for path in glob.glob(str(cache_dir() / "neo4j-5.26.*")):
+        folder = Path(path)
+        if (folder / ".complete").exists() and (folder / "classes" / "Launcher.class").exists():
+            version = (folder / "VERSION").read_text().strip()
+            found.append((tuple(int(x) for x in version.split(".")), version, folder))
+    if not found:
+        raise Unavailable("Neo4j jars not installed in ~/.cache/chatmem: run scripts/install/neo4j.sh")
+    _, version, folder = max(found)
+    return version, folder
+
+
+def find_java(folder: Path) -> str:
+    """The Java 17 the install script recorded (Neo4j 5.26 runs on 17; 2025.x needs 21)."""
+    override = os.environ.get("CHATMEM_NEO4J_JAVA")
+    candidates = [override] if override else []
+    recorded = folder / "java"
+    if recorded.exists():
+        candidates.append(recorded.read_text().strip())
+    candidates += sorted(glob.glob("/usr/lib/jvm/java-17*/bin/java"))
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise Unavailable("no Java 17 found: run scripts/install/neo4j.sh")
+
+
+def connect(url: str) -> Any:
+    """A driver for ``url``; credentials in the URL become basic auth."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    import neo4j
+
+    parts = urlsplit(url)
+    auth = None
+    if parts.username is not None:
+        auth = (unquote(parts.username), unquote(parts.password or ""))
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc = f"{netloc}:{parts.port}"
+    return neo4j.GraphDatabase.driver(urlunsplit((parts.scheme, netloc, "", "", "")), auth=auth)
+
+
+def ask_version(driver: Any) -> tuple[str, str]:
+    """(version, edition) as the server reports them in ``dbms.components()``."""
+    records, _, _ = driver.execute_query(
+        "CALL dbms.components() YIELD name, versions, edition "
+        "WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version, edition"
+    )
+    return str(records[0]["version"]), str(records[0]["edition"])
+
+
+class Neo4jHarness(Harness):
+    name = "neo4j"
+    env_var = "CHATMEM_TEST_NEO4J_URL"
+    testcontainers_image = "neo4j:5.26"
+
+    # -- provisioning -----------------------------------------------------------------------
+    def from_env(self, url: str) -> ServerInfo:
+        driver = connect(url)
+        return self._info(driver, url, "env", driver.close)
+
+    def start_local(self, workdir: Path) -> ServerInfo:
+        try:
+            import neo4j  # noqa: F401
+        except ImportError as exc:
+            raise Unavailable('neo4j driver missing: pip install "chatmem[neo4j]"') from exc
+        version, folder = find_install()
+        java = find_java(folder)
+        root = Path(tempfile.mkdtemp(prefix="neo4j-", dir=workdir))
+        out, err = root / "stdout.log", root / "stderr.log"
+        heap = os.environ.get("CHATMEM_NEO4J_HEAP", "512m")
+        cmd = [
+            java, "-Xms128m", f"-Xmx{heap}", *JVM_OPTIONS,
+            "-cp", f"{folder / 'classes'}{os.pathsep}{folder / 'lib'}/*",
+            "Launcher", str(root / "data"),
+        ]
+        with out.open("wb") as sink_out, err.open("wb") as sink_err:
+            # stdout to a file, not a pipe: a full pipe would block the JVM later on.
+            proc = subprocess.Popen(cmd, stdout=sink_out, stderr=sink_err,
+                                    stdin=subprocess.DEVNULL, cwd=root, start_new_session=True)
+
+        def stop_server() -> None:
+            stop_process(proc, grace=30.0)
+            shutil.rmtree(root, ignore_errors=True)
+
+        try:
+            url = self._wait_for_uri(proc, out, err)
+        except BaseException:
+            logs = f"{tail(err)}\n--- stdout ---\n{tail(out)}"
+            stop_server()
+            raise Unavailable(f"Neo4j {version} did not start:\n{logs}") from None
+        driver = connect(url)
+
+        def stop() -> None:
+            driver.close()
+            stop_server()
+
+        try:
+            info = self._info(driver, url, "local", stop, pid=proc.pid, root=str(root))
+        except BaseException:
+            stop()
+            raise
+        if not info.version.startswith(version):
+            stop()
+            raise Unavailable(f"expected Neo4j {version}, the server says {info.version}")
+        return info
+
+    @staticmethod
+    def _wait_for_uri(proc: subprocess.Popen[bytes], out: Path, err: Path) -> str:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            match = re.search(r"^(bolt://127\.0\.0\.1:\d+)$", out.read_text(), re.MULTILINE)
+            if match:
+                return match.group(1)
+            if proc.poll() is not None:
+                raise Unavailable(f"Neo4j exited with {proc.returncode}: {tail(err)}")
+            time.sleep(0.2)
+        raise Unavailable(f"Neo4j printed no Bolt URI within {START_TIMEOUT:.0f}s")
+
+    def start_testcontainers(self) -> ServerInfo:
+        try:
+            from testcontainers.neo4j import Neo4jContainer
+        except ImportError as exc:
+            raise Unavailable("testcontainers[neo4j] is not installed") from exc
+        container = Neo4jContainer(self.testcontainers_image)
+        container.start()
+        host = container.get_container_host_ip()
+        port = int(container.get_exposed_port(7687))
+        url = f"bolt://neo4j:{container.password}@{host}:{port}"
+        driver = connect(url)
+
+        def stop() -> None:
+            driver.close()
+            container.stop()
+
+        return self._info(driver, url, "testcontainers", stop)
+
+    def _info(self, driver: Any, url: str, route: str, stop: Any, **extra: Any) -> ServerInfo:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                version, edition = ask_version(driver)
+                break
+            except Exception:  # a container may still be starting
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)
+        return ServerInfo(product=PRODUCT, version=f"{version} ({edition})", url=url,
+                          route=route, stop=stop,
+                          extra={"driver": driver, "edition": edition, **extra})
+
+    # -- repositories ---------------------------------------------------------------------------
+    def namespace_options(self) -> dict[str, Any]:
+        suffix = unique_suffix()
+        return {option: f"{base}_{suffix}" for option, base in LABEL_BASES.items()}
+
+    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
+        from chatmem.neo4j import Neo4jChatMemoryRepository
+
+        options = {**self.namespace_options(), **options}  # the test's own labels win
+        options.setdefault("initialize_schema", True)
+        return Neo4jChatMemoryRepository(server.extra["driver"], **options)
+
+    def connect_spec(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> tuple[str, dict[str, Any]] | None:
+        config = repository.config  # type: ignore[attr-defined]
+        options = {option: getattr(config, option) for option in LABEL_BASES}
+        if config.database is not None:
+            options["database"] = config.database
+        assert server.url is not None
+        return server.url, options
+
+    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
+        config = repository.config  # type: ignore[attr-defined]
+        driver = server.extra["driver"]
+        for option in LABEL_BASES:
+            label = getattr(config, option)
+            if label == LABEL_BASES[option]:
+                continue  # never wipe the default labels of a shared server
+            driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n",
+                                 database_=config.database)
+        if config.session_label == "Session" or config.message_label == "Message":
+            return  # schema of the default labels may belong to someone else
+        for statement in repository.schema.drop_ddl():  # type: ignore[attr-defined]
+            driver.execute_query(statement, database_=config.database)
+
+
+HARNESS = Neo4jHarness
