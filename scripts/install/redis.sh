@@ -18,7 +18,13 @@ fi
 PYTHON="${PYTHON:-python3}"
 mkdir -p "$CACHE"
 if [[ ! -x "$VENV/bin/python" ]]; then
-  "$PYTHON" -m venv "$VENV"
+  if ! "$PYTHON" -m venv "$VENV" 2>/dev/null; then
+    # Debian's system Python ships venv separately.
+    rm -rf "$VENV"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q python3-venv >/dev/null || { apt-get update -q && apt-get install -y -q python3-venv; }
+    "$PYTHON" -m venv "$VENV"
+  fi
 fi
 # shellcheck disable=SC2086
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check $PINS
