@@ -219,6 +219,9 @@ def test_from_url_needs_a_database_and_a_mongodb_url(server: ServerInfo) -> None
     assert info.value.argument == "database_name"
     with pytest.raises(InvalidArgumentError):
         MongoChatMemoryRepository.from_url("redis://localhost/0")
+    with pytest.raises(InvalidArgumentError) as bad:
+        MongoChatMemoryRepository.from_url("mongodb://host:notaport/db")
+    assert bad.value.argument == "url"
 
 
 def test_unreachable_server_is_backend_unavailable() -> None:
@@ -384,3 +387,18 @@ def test_a_conversation_over_16_mib_is_refused_with_a_clear_error(
             write()
         assert info.value.argument == "messages"
     assert [m.text for m in repository.find_by_conversation_id("big")] == ["small"]
+
+
+def test_a_foreign_document_under_an_id_is_a_schema_error(
+    repository: MongoChatMemoryRepository,
+) -> None:
+    from chatmem.core import SchemaError
+
+    repository.collection.insert_one({"_id": "foreign", "something": "else"})
+    repository.collection.insert_one({"_id": 12345, "not": "a string id"})
+    with pytest.raises(SchemaError, match="not a chatmem conversation"):
+        repository.find_by_conversation_id("foreign")
+    with pytest.raises(SchemaError):
+        repository.append("foreign", UserMessage("x"))
+    repository.save_all("mine", [UserMessage("ok")])
+    assert repository.find_conversation_ids() == ["foreign", "mine"]  # string ids only

@@ -53,6 +53,7 @@ from chatmem.core import (
     ConversationIdPage,
     InvalidArgumentError,
     Message,
+    SchemaError,
     WindowEdit,
 )
 
@@ -129,8 +130,10 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         """Build from ``mongodb://host:port/dbname`` (the URL must name the database)."""
         if not isinstance(url, str) or not url.startswith(("mongodb://", "mongodb+srv://")):
             raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
-        with translate_errors("connect"):
+        try:  # MongoClient connects lazily: only the URL and options are checked here
             client: MongoClient[Any] = MongoClient(url, **(client_options or {}))
+        except (ConfigurationError, TypeError, ValueError) as exc:
+            raise InvalidArgumentError("url", f"is not a usable MongoDB URL: {exc}") from exc
         try:
             repo = cls(client, **options)
         except BaseException:
@@ -158,7 +161,8 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
 
     # -- reads -------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        query = {} if after is None else {ID: {"$gt": after}}
+        # string ids only (type bracketing), so a foreign document never breaks the cursor
+        query = {ID: {"$gte": ""}} if after is None else {ID: {"$gt": after}}
         with translate_errors("list conversations"):
             rows = list(self.collection.find(query, {ID: 1}).sort(ID, 1).limit(limit + 1))
         ids = [str(r[ID]) for r in rows[:limit]]
@@ -261,14 +265,16 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
             rev = _new_rev()
             fields = conversation_fields(cid, rev, next_position, docs)
             if base is None:
-                try:  # matches no existing document: inserts, or fails on the _id index
-                    self.collection.update_one(
+                try:  # matches no chatmem document: inserts, or fails on the _id index
+                    inserted = self.collection.update_one(
                         {ID: cid, REVISION: {"$exists": False}},
                         {"$setOnInsert": fields, "$currentDate": {UPDATED_AT: True}},
                         upsert=True,
-                    )
+                    ).upserted_id
                 except DuplicateKeyError:
                     return False
+                if inserted is None:
+                    raise SchemaError(_foreign(cid, self.collection.name))
             else:
                 result = self.collection.update_one(
                     {ID: cid, REVISION: base.rev},
@@ -285,6 +291,8 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         if doc is None:
             self._forget(cid)
             return None
+        if REVISION not in doc or NEXT_POSITION not in doc:
+            raise SchemaError(_foreign(cid, self.collection.name))
         snap = _Snapshot(doc[REVISION], int(doc[NEXT_POSITION]), tuple(doc.get(MESSAGES) or ()))
         self._remember(cid, snap)
         return snap
@@ -331,6 +339,13 @@ def _database_of(client: object, database_name: str | None) -> Database[Any]:
         raise InvalidArgumentError(
             "database_name", "is required when the client's URL names no database"
         ) from None
+
+
+def _foreign(cid: str, collection: str) -> str:
+    return (
+        f"document {cid!r} in collection {collection!r} is not a chatmem conversation "
+        "(no rev/next_position): use a collection of its own for chat memory"
+    )
 
 
 def _new_rev() -> int:
