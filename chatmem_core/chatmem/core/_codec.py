@@ -80,11 +80,19 @@ _FIELDS = {
 
 
 def _trusted(cls: type, fields: dict[str, Any]) -> Any:
-    """Build a message from values our own codec wrote, skipping re-validation (hot path)."""
+    """Build a message from values our own codec wrote, skipping re-validation (hot path):
+    slot descriptors write the frozen fields directly."""
     obj: Any = object.__new__(cls)
+    slots = _SLOTS[cls]
     for name, value in fields.items():
-        object.__setattr__(obj, name, value)
+        slots[name](obj, value)
     return obj
+
+
+_SLOTS: dict[type, dict[str, Any]] = {
+    cls: {name: getattr(cls, name).__set__ for name in cls.__slots__}  # type: ignore[attr-defined]
+    for cls in _FIELDS.values()
+}
 
 
 def message_from_dict(

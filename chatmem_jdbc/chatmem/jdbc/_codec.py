@@ -11,6 +11,8 @@ from typing import Any
 
 from chatmem.core import Message, MessageType, message_from_dict, message_to_dict
 
+_PLAIN = '{"v":1}'  # the payload of a message with text only: decoded without json.loads
+
 
 def to_row(cid: str, position: int, message: Message) -> dict[str, Any]:
     """The column values for one message (``created_at`` must be set)."""
@@ -37,11 +39,25 @@ def to_row(cid: str, position: int, message: Message) -> dict[str, Any]:
 
 def from_row(row: Mapping[Any, Any]) -> Message:
     """The message stored in ``row``, with its position and creation time."""
-    payload = row["payload"]
-    d = dict(payload) if isinstance(payload, Mapping) else json.loads(payload)
-    d["type"] = row["message_type"]
-    if "text" not in d and row["message_type"] != "TOOL":
-        d["text"] = row["content"]
-    ts: datetime = row["created_at"]
+    return from_values(
+        row["position"], row["message_type"], row["content"], row["payload"], row["created_at"]
+    )
+
+
+def from_values(
+    position: int, message_type: str, content: str | None, payload: Any, created_at: Any
+) -> Message:
+    """Decode one stored message from its column values (``payload`` a JSON str or a dict
+    the driver already parsed; ``created_at`` a datetime or SQLite's text form)."""
+    if payload == _PLAIN:
+        d: dict[str, Any] = {}
+    elif type(payload) is str or isinstance(payload, bytes):
+        d = json.loads(payload)
+    else:
+        d = dict(payload)
+    d["type"] = message_type
+    if "text" not in d and message_type != "TOOL":
+        d["text"] = content
+    ts = datetime.fromisoformat(created_at) if type(created_at) is str else created_at
     ts = ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
-    return message_from_dict(d, created_at=ts, position=int(row["position"]), trusted=True)
+    return message_from_dict(d, created_at=ts, position=int(position), trusted=True)

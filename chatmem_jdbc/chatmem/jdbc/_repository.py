@@ -32,6 +32,7 @@ from ._config import JdbcConfig, SchemaMode
 from ._dialects import SqlDialect, dialect_for
 from ._errors import translate_errors
 from ._schema import Tables, build_tables, schema_statements
+from ._sqlite_fast import SqliteFastPath
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
@@ -58,6 +59,10 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
         self._sql: Statements = build_statements(self.tables)
         self._reserve_sql = self.dialect.reserve_statement(self.tables.conversations)
+        self._fast: SqliteFastPath | None = None
+        if self.engine.dialect.driver == "pysqlite" and self._reserve_sql is not None:
+            self._fast = SqliteFastPath(self.engine, self._sql, self._reserve_sql)
+        self._append_sql = self.dialect.append_statement(self.tables)
         url = self.engine.url
         self._serial: AbstractContextManager[Any] = (
             _LOCK_FOR_MEMORY_DB
@@ -119,6 +124,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         return rows[::-1]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        if self._fast is not None:
+            with self._serial:
+                return self._fast.read_window(cid, non_system_limit)
         return self._read(
             lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
         )
@@ -148,6 +156,21 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self._write(write, "deleting")
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        fast = self._fast
+        if fast is not None:
+
+            def attempt() -> bool | None:
+                with self._serial:
+                    return fast.append(cid, messages, trim_to) or None
+
+            retry(attempt, what="appending")
+            return
+        if self._append_sql is not None:
+            rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
+            params = self.dialect.append_parameters(cid, rows, trim_to)
+            self._write_statement(self._append_sql, params, "appending")
+            return
+
         def write(conn: Connection) -> None:
             start = self._reserve(conn, cid, len(messages))
             self._insert(conn, cid, start, messages)
@@ -202,7 +225,7 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         """Reserve ``count`` positions under the row lock; the first one reserved."""
         if self._reserve_sql is not None:
             params = {"cid": cid, "k": count, "now": _now()}
-            return int(conn.execute(self._reserve_sql, params).scalar_one()) - count
+            return self.dialect.run_reserve(conn, self._reserve_sql, params) - count
         current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
         c = self.tables.conversations
         if current is None:
@@ -233,6 +256,8 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
     def _read(self, fn: Callable[[Connection], T], what: str) -> T:
         with translate_errors(what), self._serial, self.engine.connect() as conn:
+            if self.dialect.read_isolation is not None:
+                conn.execution_options(isolation_level=self.dialect.read_isolation)
             return fn(conn)
 
     def _write(self, fn: Callable[[Connection], None], what: str) -> None:
@@ -240,6 +265,23 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             try:
                 with self._serial, self.dialect.write(self.engine) as conn:
                     fn(conn)
+                return True
+            except DBAPIError as exc:
+                if self.dialect.is_retryable(exc):
+                    return None
+                raise
+
+        with translate_errors(what):
+            retry(attempt, what=what)
+
+    def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
+        """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
+        round trips); retried when it lost a race."""
+
+        def attempt() -> bool | None:
+            try:
+                with self._serial, self.engine.connect() as conn:
+                    conn.execution_options(isolation_level="AUTOCOMMIT").execute(stmt, params)
                 return True
             except DBAPIError as exc:
                 if self.dialect.is_retryable(exc):
