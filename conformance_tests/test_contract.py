@@ -281,3 +281,23 @@ def test_equal_messages_are_kept_as_separate_entries(repository: Repo) -> None:
     same = UserMessage("again")
     repository.save_all("c", [same, same, same])
     assert len(repository.find_by_conversation_id("c")) == 3
+
+
+CAPABILITY_WORDS = {"ttl": ("ttl", "expir"), "search": ("search", "query"), "labels": ("label",)}
+
+
+def test_claimed_capabilities_have_their_own_tests(
+    repository: Repo, request: pytest.FixtureRequest
+) -> None:
+    claimed = type(repository).capabilities
+    assert claimed <= set(CAPABILITY_WORDS), (
+        f"unknown capabilities {claimed - set(CAPABILITY_WORDS)}"
+    )
+    own = [i.name for i in request.session.items if i.get_closest_marker("backend") is not None]
+    if claimed and not own:
+        pytest.skip("the backend's own tests were not collected in this run")
+    for capability in claimed:
+        words = CAPABILITY_WORDS[capability]
+        assert any(w in name.lower() for name in own for w in words), (
+            f"{type(repository).__name__} claims {capability!r} but no backend test covers it"
+        )
