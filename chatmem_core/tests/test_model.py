@@ -177,3 +177,24 @@ def test_memory_url_gives_an_in_memory_repository() -> None:
     repo = repository_from_url("memory://")
     repo.save_all("x", [UserMessage("hi")])
     assert repo.find_by_conversation_id("x") == [UserMessage("hi")]
+
+
+def test_nested_metadata_is_deeply_read_only_yet_equal_to_plain_json() -> None:
+    import copy
+    import pickle
+
+    m = UserMessage("x", metadata={"l": [1, {"d": [2]}], "m": {"k": "v"}})
+    for mutate in (
+        lambda: m.metadata["l"].append(3),
+        lambda: m.metadata["l"][1]["d"].append(3),
+        lambda: m.metadata["m"].update(k="w"),
+        lambda: m.metadata["m"].__setitem__("k", "w"),
+    ):
+        with pytest.raises(TypeError):
+            mutate()
+    assert m.metadata == {"l": [1, {"d": [2]}], "m": {"k": "v"}}
+    assert json.loads(json.dumps(dict(m.metadata))) == {"l": [1, {"d": [2]}], "m": {"k": "v"}}
+    assert pickle.loads(pickle.dumps(m)) == m and copy.deepcopy(m) == m
+    decoded = message_from_dict(message_to_dict(m), trusted=True)
+    with pytest.raises(TypeError):
+        decoded.metadata["l"].append(3)

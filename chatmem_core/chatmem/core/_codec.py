@@ -11,7 +11,6 @@ import base64
 import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from types import MappingProxyType
 from typing import Any
 
 from ._errors import SchemaError
@@ -26,6 +25,7 @@ from ._messages import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
+    freeze_json,
 )
 
 FORMAT_VERSION = 1
@@ -111,7 +111,7 @@ def message_from_dict(
         kind = MessageType(d["type"])
         metadata = d.get("metadata")
         fields: dict[str, Any] = {
-            "metadata": MappingProxyType(metadata) if metadata else _EMPTY,
+            "metadata": freeze_json(metadata) if metadata else _EMPTY,
             "media": (),
             "created_at": created_at,
             "position": position,

@@ -12,14 +12,49 @@ from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ._errors import InvalidArgumentError
 
 Metadata = Mapping[str, Any]
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+def _read_only(self: object, *args: object, **kwargs: object) -> Any:
+    raise TypeError("message metadata is read-only; build a new message instead")
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A list nested in metadata that cannot change (still equal to, and JSON like, a list)."""
+
+    __slots__ = ()
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A mapping in metadata that cannot change (still equal to, and JSON like, a dict)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
+    __ior__ = _read_only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
+def freeze_json(value: Any) -> Any:
+    """Deep-freeze a JSON value our own codec produced (no validation: the hot read path)."""
+    if type(value) is dict:
+        return FrozenDict({k: freeze_json(v) for k, v in value.items()})
+    if type(value) is list:
+        return FrozenList([freeze_json(v) for v in value])
+    return value
+
+
+_EMPTY: Mapping[str, Any] = FrozenDict()
 
 
 def _empty_metadata() -> Mapping[str, Any]:
@@ -67,14 +102,14 @@ def _json_copy(argument: str, value: object, depth: int = 0) -> Any:
     if isinstance(value, str):
         return check_text(argument, value)
     if isinstance(value, (list, tuple)):
-        return [_json_copy(argument, v, depth + 1) for v in value]
+        return FrozenList([_json_copy(argument, v, depth + 1) for v in value])
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise InvalidArgumentError(argument, f"has a non-str key {k!r}")
             out[check_text(argument, k)] = _json_copy(argument, v, depth + 1)
-        return out
+        return FrozenDict(out)
     raise InvalidArgumentError(
         argument, f"holds a {type(value).__name__}, which is not JSON-compatible"
     )
@@ -86,7 +121,8 @@ def freeze_metadata(value: object) -> Mapping[str, Any]:
         return _EMPTY
     if not isinstance(value, Mapping):
         raise InvalidArgumentError("metadata", "must be a mapping of str to JSON values")
-    return MappingProxyType(_json_copy("metadata", value))
+    frozen: Mapping[str, Any] = _json_copy("metadata", value)
+    return frozen
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
