@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import importlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
+
+if TYPE_CHECKING:
+    from ._schema import Tables
 
 from chatmem.core._errors import InvalidArgumentError
 
@@ -37,6 +40,9 @@ class SqlDialect:
     name: ClassVar[str] = "generic"
     embedded: ClassVar[bool] = False
     supports_if_not_exists: ClassVar[bool] = True
+    read_isolation: ClassVar[str | None] = None
+    """Isolation level for reads (each is one statement); ``AUTOCOMMIT`` saves the BEGIN and
+    ROLLBACK round trips where the driver switches it without a round trip (psycopg)."""
 
     def id_type(self) -> sa.types.TypeEngine[Any]:
         """Conversation ids: up to 255 characters, compared exactly (binary, no padding)."""
@@ -78,6 +84,24 @@ class SqlDialect:
         returns the new ``next_position`` (binds ``cid``, ``k``, ``now``); None when the
         database has no upsert with RETURNING (the repository then locks, reads, updates)."""
         return None
+
+    def run_reserve(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> int:
+        """Run ``reserve_statement``; the conversation's new ``next_position``."""
+        return int(conn.execute(stmt, params).scalar_one())
+
+    def append_statement(self, tables: Tables) -> Any | None:
+        """One statement that reserves positions and appends a batch after every stored row,
+        atomic on its own, so it runs in autocommit mode: one round trip per append. It may
+        trim as ``_append``'s ``trim_to`` allows. Bound with ``append_parameters``. None: the
+        repository appends in a transaction (reserve, insert, sometimes trim)."""
+        return None
+
+    def append_parameters(
+        self, cid: str, rows: Sequence[dict[str, Any]], trim_to: int | None
+    ) -> dict[str, Any]:
+        """Parameters of ``append_statement`` for ``rows`` (``to_row`` output, positions
+        0..k-1 relative to the reserved start)."""
+        raise NotImplementedError
 
 
 def upsert_returning(insert: Any, conversations: sa.Table) -> Any:
