@@ -1,0 +1,107 @@
+"""MySQL 8 and MariaDB 10.5+ (PyMySQL): what SQLAlchemy Core does not abstract.
+
+- Ids: ``VARBINARY(1020)`` holding the id's UTF-8 bytes (255 characters of at most 4 bytes).
+  Binary strings compare byte for byte with no padding, on both products and whatever the
+  server's defaults: MariaDB's default collations are case- and accent-insensitive and
+  PAD SPACE (``'a' = 'A' = 'a '``), ``utf8mb4_bin`` still pads, and the NO PAD binary
+  collation is spelled differently on MySQL (``utf8mb4_0900_bin``) and MariaDB
+  (``utf8mb4_nopad_bin``). UTF-8 byte order is code-point order, so listing pages sort as
+  Python sorts.
+- Text and payload: ``LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`` (``TEXT`` stops at
+  64 KiB; the server's default charset may be latin1). The payload is stored verbatim: on
+  MariaDB ``JSON`` is this very type, while MySQL's binary ``JSON`` would turn integers beyond
+  64 bits into doubles.
+- Timestamps: ``DATETIME(6)``; plain ``DATETIME`` rounds to seconds, which once scrambled the
+  order of Spring AI's messages.
+- Reserve in one statement: ``INSERT .. ON DUPLICATE KEY UPDATE next_position =
+  LAST_INSERT_ID(next_position + k)`` creates or row-locks the conversation and hands the new
+  ``next_position`` back in the OK packet (``cursor.lastrowid``), so an append is that
+  statement, one multi-row INSERT and the COMMIT.
+- Retry: duplicate keys, deadlocks (1213) and lock wait timeouts (1205).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.types import TypeDecorator
+
+from ._dialects import SqlDialect
+
+ID_BYTES = 1020
+"""255 characters of up to 4 UTF-8 bytes each."""
+
+RETRYABLE_ERRNOS = frozenset({1205, 1213})
+"""ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK."""
+
+
+class Utf8Id(TypeDecorator[str]):
+    """A conversation id stored as its UTF-8 bytes (``VARBINARY``; ``RAW`` on Oracle), so the
+    database compares ids byte for byte: never case-, accent- or trailing-space-folded."""
+
+    impl = sa.types.VARBINARY(ID_BYTES)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "oracle":
+            from sqlalchemy.dialects.oracle import RAW
+
+            return dialect.type_descriptor(RAW(ID_BYTES))
+        return dialect.type_descriptor(sa.types.VARBINARY(ID_BYTES))
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> bytes | None:
+        return None if value is None else value.encode("utf-8")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else bytes(value).decode("utf-8")
+
+
+def utf8mb4_longtext() -> sa.types.TypeEngine[Any]:
+    return mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin")
+
+
+class MysqlDialect(SqlDialect):
+    """MySQL 8.0+ and MariaDB 10.5+ through PyMySQL (InnoDB)."""
+
+    name = "mysql"
+
+    def id_type(self) -> sa.types.TypeEngine[Any]:
+        return Utf8Id()
+
+    def text_type(self) -> sa.types.TypeEngine[Any]:
+        return utf8mb4_longtext()
+
+    def payload_type(self) -> sa.types.TypeEngine[Any]:
+        return utf8mb4_longtext()
+
+    def timestamp_type(self) -> sa.types.TypeEngine[Any]:
+        return mysql.DATETIME(fsp=6)
+
+    def is_retryable(self, exc: DBAPIError) -> bool:
+        return isinstance(exc, IntegrityError) or _errno(exc) in RETRYABLE_ERRNOS
+
+    def reserve_statement(self, conversations: sa.Table) -> Any | None:
+        c = conversations.c
+        k = sa.bindparam("k", type_=sa.BigInteger)
+        stmt = mysql.insert(conversations).values(
+            conversation_id=sa.bindparam("cid"),
+            next_position=sa.func.last_insert_id(k),
+            updated_at=sa.bindparam("now"),
+        )
+        return stmt.on_duplicate_key_update(
+            next_position=sa.func.last_insert_id(c.next_position + k),
+            updated_at=sa.bindparam("now"),
+        )
+
+    def run_reserve(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> int:
+        # LAST_INSERT_ID(expr) sets the OK packet's insert id, which PyMySQL reports here.
+        return int(conn.execute(stmt, params).lastrowid)
+
+
+def _errno(exc: DBAPIError) -> int | None:
+    args = getattr(exc.orig, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None

@@ -1,0 +1,139 @@
+"""PostgreSQL (psycopg 3): what SQLAlchemy Core does not abstract.
+
+- Ids: ``VARCHAR(255) COLLATE "C"``: byte-wise comparison and order whatever the database's
+  default collation, so listing pages and equality never depend on the locale.
+- Payload: ``JSON``, not ``JSONB``. JSON keeps the text exactly as written, so metadata
+  numbers keep their type; JSONB re-encodes numbers as ``numeric`` and returns ``1e16`` as
+  the int ``10000000000000000`` and ``-0.0`` as ``0.0``. It is still validated JSON, queryable
+  with ``->`` / ``->>`` and castable to ``jsonb`` in an index expression.
+- Timestamps: ``TIMESTAMP(6) WITHOUT TIME ZONE`` holding UTC (microseconds kept).
+- Append in one statement and one round trip: a data-modifying CTE upserts the conversation
+  row (``INSERT .. ON CONFLICT DO UPDATE .. RETURNING next_position``, which also row-locks
+  it until the statement commits), inserts the batch (``unnest`` of arrays ``WITH
+  ORDINALITY``) at the positions it reserved, and, when the batch crosses a multiple of the
+  window bound, deletes the non-system rows older than the newest ``trim_to``. Every writer
+  locks the conversation row before touching message rows, so writers never deadlock.
+- Retry: unique violations, serialization failures (40001) and deadlocks (40P01).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.types import UserDefinedType
+
+from ._dialects import SqlDialect, upsert_returning
+
+if TYPE_CHECKING:
+    from ._schema import Tables
+
+RETRYABLE_SQLSTATES = frozenset({"40001", "40P01", "23505"})
+"""serialization_failure, deadlock_detected, unique_violation."""
+
+BATCH_COLUMNS = ("is_system", "message_type", "content", "payload", "created_at")
+
+
+class ExactJson(UserDefinedType[str]):
+    """PostgreSQL ``JSON`` bound and read as text we encode (no driver-side re-encoding)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSON"
+
+
+class PostgresDialect(SqlDialect):
+    """PostgreSQL 12+ through psycopg 3."""
+
+    name = "postgresql"
+    read_isolation = "AUTOCOMMIT"  # psycopg switches it client-side: no BEGIN/ROLLBACK trips
+
+    def id_type(self) -> sa.types.TypeEngine[Any]:
+        return sa.String(255, collation="C")
+
+    def payload_type(self) -> sa.types.TypeEngine[Any]:
+        return ExactJson()
+
+    def timestamp_type(self) -> sa.types.TypeEngine[Any]:
+        return pg.TIMESTAMP(precision=6)
+
+    def is_retryable(self, exc: DBAPIError) -> bool:
+        return isinstance(exc, IntegrityError) or _sqlstate(exc) in RETRYABLE_SQLSTATES
+
+    def reserve_statement(self, conversations: sa.Table) -> Any | None:
+        return upsert_returning(pg.insert, conversations)
+
+    def append_statement(self, tables: Tables) -> Any | None:
+        return build_append(tables, self.id_type())
+
+    def append_parameters(
+        self, cid: str, rows: Sequence[dict[str, Any]], trim_to: int | None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {name: [r[name] for r in rows] for name in BATCH_COLUMNS}
+        params.update(
+            cid=cid,
+            k=len(rows),
+            now=datetime.now(timezone.utc).replace(tzinfo=None),
+            trim=trim_to,
+            skip=None if trim_to is None else trim_to - 1,
+        )
+        return params
+
+
+def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
+    """The one-statement append (see the module docstring); binds ``cid``, ``k``, ``now``,
+    ``trim``, ``skip`` and one array per column in ``BATCH_COLUMNS``."""
+    m, c = tables.messages, tables.conversations
+    cid = sa.bindparam("cid", type_=id_type)
+    k = sa.bindparam("k", type_=sa.BigInteger)
+    trim = sa.bindparam("trim", type_=sa.BigInteger)
+    reserved = upsert_returning(pg.insert, c).cte("reserved")
+    batch = (
+        sa.func.unnest(
+            sa.bindparam("is_system", type_=pg.ARRAY(sa.SmallInteger)),
+            sa.bindparam("message_type", type_=pg.ARRAY(sa.String)),
+            sa.bindparam("content", type_=pg.ARRAY(sa.Text)),
+            sa.bindparam("payload", type_=pg.ARRAY(sa.Text)),
+            sa.bindparam("created_at", type_=pg.ARRAY(pg.TIMESTAMP(precision=6))),
+        )
+        .table_valued(*BATCH_COLUMNS, with_ordinality="ord")
+        .render_derived(name="batch")
+    )
+    rows = sa.select(
+        cid,
+        reserved.c.next_position - k + batch.c.ord - 1,
+        batch.c.is_system,
+        batch.c.message_type,
+        batch.c.content,
+        sa.cast(batch.c.payload, ExactJson()),
+        batch.c.created_at,
+    ).select_from(reserved.join(batch, sa.true()))
+    crossed = sa.exists(
+        sa.select(reserved.c.next_position).where(
+            reserved.c.next_position // trim != (reserved.c.next_position - k) // trim
+        )
+    )
+    cut = (
+        sa.select(m.c.position)
+        .where(m.c.conversation_id == cid, m.c.is_system == 0)
+        .order_by(m.c.position.desc())
+        .offset(sa.bindparam("skip", type_=sa.BigInteger))
+        .limit(1)
+        .scalar_subquery()
+    )
+    trimmed = (
+        sa.delete(m)
+        .where(crossed, m.c.conversation_id == cid, m.c.is_system == 0, m.c.position < cut)
+        .cte("trimmed")
+    )
+    columns = ["conversation_id", "position", *BATCH_COLUMNS]
+    return sa.insert(m).from_select(columns, rows).add_cte(trimmed)
+
+
+def _sqlstate(exc: DBAPIError) -> str | None:
+    return getattr(exc.orig, "sqlstate", None)

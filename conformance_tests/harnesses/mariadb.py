@@ -1,0 +1,218 @@
+"""MariaDB harness: a throwaway MariaDB 10.11 instance on loopback, started with our tooling.
+
+Routes (see ``conformance_tests/harness.py``):
+
+- ``CHATMEM_TEST_MARIADB_URL`` (``mariadb+pymysql://user:pw@host:port/db``);
+- local: Debian's MariaDB (``scripts/install/mariadb.sh``): ``mariadb-install-db`` into a
+  temp dir owned by ``mysql``, then ``mariadbd --no-defaults --user=mysql`` with its socket in
+  that dir and TCP on a free 127.0.0.1 port. Server defaults are kept on purpose (latin1
+  server charset, case-insensitive PAD SPACE collations), so the tests prove chatmem's DDL
+  does not depend on them. root creates a TCP user for PyMySQL over the socket;
+- testcontainers: the pinned ``mariadb:10.11.9`` image, on machines with Docker.
+
+Every test gets its own pair of tables (``cm_<suffix>``); ``cleanup`` drops them.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from chatmem.core import BaseChatMemoryRepository
+from conformance_tests.harness import (
+    Harness,
+    ServerInfo,
+    Unavailable,
+    free_port,
+    stop_process,
+    tail,
+    unique_suffix,
+    wait_for_port,
+)
+
+PRODUCT = "MariaDB"
+DATABASE = "chatmem"
+USER, PASSWORD = "chatmem", "chatmem"
+START_TIMEOUT = 60.0
+
+
+def find_binaries() -> tuple[str, str]:
+    """``mariadbd`` and ``mariadb-install-db`` from Debian's packages."""
+    server = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+    install = shutil.which("mariadb-install-db") or "/usr/bin/mariadb-install-db"
+    if not (os.access(server, os.X_OK) and os.access(install, os.X_OK)):
+        raise Unavailable("no mariadbd / mariadb-install-db: run scripts/install/mariadb.sh")
+    return server, install
+
+
+def server_version(engine: Any) -> str:
+    """``SELECT VERSION()``, e.g. ``10.11.19`` (the ``-MariaDB-...`` suffix dropped)."""
+    import sqlalchemy as sa
+
+    with engine.connect() as conn:
+        answer = str(conn.execute(sa.text("SELECT VERSION()")).scalar_one())
+    return answer.split("-")[0]
+
+
+class MariadbHarness(Harness):
+    name = "mariadb"
+    env_var = "CHATMEM_TEST_MARIADB_URL"
+    testcontainers_image = "mariadb:10.11.9"
+
+    # -- provisioning ---------------------------------------------------------------
+    def from_env(self, url: str) -> ServerInfo:
+        return self._info(url, "env", lambda: None)
+
+    def start_local(self, workdir: Path) -> ServerInfo:
+        try:
+            import pymysql
+        except ImportError as exc:
+            raise Unavailable(f'PyMySQL missing: pip install "chatmem[mariadb]" ({exc})') from exc
+        server, install = find_binaries()
+        user = _server_user()
+        root = Path(tempfile.mkdtemp(prefix="chatmem-mariadb-"))
+        data, sock, log = root / "data", root / "mysqld.sock", root / "server.log"
+        data.mkdir()
+        if user is not None:
+            shutil.chown(root, user, user)
+            shutil.chown(data, user, user)
+        done = subprocess.run(
+            [
+                install,
+                "--no-defaults",
+                f"--datadir={data}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                *(["--user", user] if user else []),
+            ],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        if done.returncode != 0:
+            shutil.rmtree(root, ignore_errors=True)
+            raise Unavailable(f"mariadb-install-db failed: {done.stderr or done.stdout}")
+        port = free_port()
+        cmd = [
+            server,
+            "--no-defaults",
+            f"--datadir={data}",
+            f"--socket={sock}",
+            f"--port={port}",
+            "--bind-address=127.0.0.1",
+            f"--pid-file={root / 'mysqld.pid'}",
+            f"--log-error={log}",
+            "--skip-name-resolve",
+            "--innodb-buffer-pool-size=64M",
+            "--max-connections=200",
+            *(["--user", user] if user else []),
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+        def stop() -> None:
+            stop_process(proc, grace=30.0)
+            shutil.rmtree(root, ignore_errors=True)
+
+        try:
+            wait_for_port(port, START_TIMEOUT, proc, log)
+            _create_user(pymysql, sock, proc, log)
+            url = f"mariadb+pymysql://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}"
+            return self._info(url, "local", stop, root=str(root), pid=proc.pid)
+        except BaseException:
+            stop()
+            raise
+
+    def start_testcontainers(self) -> ServerInfo:
+        try:
+            from testcontainers.mysql import MySqlContainer
+        except ImportError as exc:
+            raise Unavailable("testcontainers[mysql] is not installed") from exc
+        container = MySqlContainer(
+            self.testcontainers_image, username=USER, password=PASSWORD, dbname=DATABASE
+        )
+        container.start()
+        host, port = container.get_container_host_ip(), container.get_exposed_port(3306)
+        url = f"mariadb+pymysql://{USER}:{PASSWORD}@{host}:{port}/{DATABASE}"
+        return self._info(url, "testcontainers", container.stop)
+
+    def _info(self, url: str, route: str, stop: Callable[[], None], **extra: Any) -> ServerInfo:
+        from chatmem.jdbc import make_engine
+
+        engine = make_engine(url)
+
+        def stop_all() -> None:
+            engine.dispose()
+            stop()
+
+        try:
+            version = server_version(engine)
+        except Exception as exc:
+            engine.dispose()
+            raise Unavailable(f"no answer from {url}: {exc}") from exc
+        return ServerInfo(
+            PRODUCT, version, url, route=route, stop=stop_all, extra={"engine": engine, **extra}
+        )
+
+    # -- repositories -------------------------------------------------------------------
+    def namespace_options(self) -> dict[str, Any]:
+        return {"table_name": f"cm_{unique_suffix()}"}
+
+    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
+        from chatmem.jdbc import JdbcChatMemoryRepository
+
+        options = {**self.namespace_options(), "initialize_schema": "always", **options}
+        return JdbcChatMemoryRepository(server.extra["engine"], **options)
+
+    def connect_spec(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> tuple[str, dict[str, Any]] | None:
+        assert server.url is not None
+        return server.url, {"table_name": repository.config.table_name}  # type: ignore[attr-defined]
+
+    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
+        repository.tables.metadata.drop_all(server.extra["engine"])  # type: ignore[attr-defined]
+
+
+def _create_user(pymysql: Any, sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
+    """As root over the socket: the test database and a password user for TCP clients."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            conn = pymysql.connect(unix_socket=str(sock), user="root", password="")
+            break
+        except pymysql.err.OperationalError as exc:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise Unavailable(f"cannot log in as root over {sock}: {exc}\n{tail(log)}") from exc
+            time.sleep(0.2)
+    with conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+        cur.execute(f"CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'")
+        cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'127.0.0.1'")
+        cur.execute("GRANT PROCESS ON *.* TO 'chatmem'@'127.0.0.1'")
+
+
+def _server_user() -> str | None:
+    """``mysql`` when we are root (mariadbd refuses root without --user), else ourselves."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("mysql")
+    except KeyError:
+        raise Unavailable("running as root and no `mysql` user to run the server") from None
+    return "mysql"
+
+
+HARNESS = MariadbHarness

@@ -1,0 +1,200 @@
+"""PostgreSQL harness: a throwaway PostgreSQL 15 cluster on loopback, started with our tooling.
+
+Routes (see ``conformance_tests/harness.py``):
+
+- ``CHATMEM_TEST_POSTGRES_URL`` (``postgresql+psycopg://user:pw@host:port/db``);
+- local: Debian's PostgreSQL (``scripts/install/postgres.sh``): ``initdb`` into a temp dir
+  owned by the ``postgres`` user (the server refuses to run as root), then ``pg_ctl start``
+  on a free 127.0.0.1 port with its socket in that dir, trust auth for loopback only;
+- testcontainers: the pinned ``postgres:15.8`` image, on machines with Docker.
+
+Every test gets its own pair of tables (``cm_<suffix>``); ``cleanup`` drops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from chatmem.core import BaseChatMemoryRepository
+from conformance_tests.harness import (
+    Harness,
+    ServerInfo,
+    Unavailable,
+    free_port,
+    tail,
+    unique_suffix,
+)
+
+PRODUCT = "PostgreSQL"
+PREFERRED_MAJOR = "15"
+START_TIMEOUT = 60
+
+
+def find_bin_dir() -> Path:
+    """Debian's server binaries (``/usr/lib/postgresql/<major>/bin``), major 15 preferred."""
+    override = os.environ.get("CHATMEM_POSTGRES_BIN")
+    if override:
+        return Path(override)
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    preferred = [p for p in found if f"/{PREFERRED_MAJOR}/" in p]
+    for candidate in preferred + found:
+        return Path(candidate).parent
+    raise Unavailable("no /usr/lib/postgresql/*/bin/initdb: run scripts/install/postgres.sh")
+
+
+def server_version(engine: Any) -> str:
+    """``SHOW server_version``, e.g. ``15.18`` (the Debian suffix dropped)."""
+    import sqlalchemy as sa
+
+    with engine.connect() as conn:
+        answer = str(conn.execute(sa.text("SHOW server_version")).scalar_one())
+    return answer.split(" ")[0]
+
+
+class PostgresHarness(Harness):
+    name = "postgres"
+    env_var = "CHATMEM_TEST_POSTGRES_URL"
+    testcontainers_image = "postgres:15.8"
+
+    # -- provisioning ---------------------------------------------------------------
+    def from_env(self, url: str) -> ServerInfo:
+        return self._info(url, "env", lambda: None)
+
+    def start_local(self, workdir: Path) -> ServerInfo:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            raise Unavailable(f'psycopg missing: pip install "chatmem[postgres]" ({exc})') from exc
+        bin_dir = find_bin_dir()
+        as_user = _server_user()
+        root = Path(tempfile.mkdtemp(prefix="chatmem-pg-"))
+        data, log = root / "data", root / "server.log"
+        if as_user is not None:
+            shutil.chown(root, as_user, as_user)
+        port = free_port()
+
+        def run(*args: str) -> None:
+            cmd = [str(bin_dir / args[0]), *args[1:]]
+            if as_user is not None:
+                cmd = ["runuser", "-u", as_user, "--", *cmd]
+            done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                output = done.stderr or done.stdout
+                raise Unavailable(f"{args[0]} failed ({done.returncode}): {output}\n{tail(log)}")
+
+        def stop() -> None:
+            if (data / "postmaster.pid").exists():
+                with contextlib.suppress(Unavailable):
+                    run("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
+            shutil.rmtree(root, ignore_errors=True)
+
+        try:
+            run(
+                "initdb",
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+                "--no-sync",
+            )
+            options = (
+                f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c shared_buffers=64MB "
+                "-c max_connections=100 -c logging_collector=off"
+            )
+            run(
+                "pg_ctl",
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                str(START_TIMEOUT),
+                "start",
+            )
+        except BaseException:
+            stop()
+            raise
+        url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+        try:
+            return self._info(url, "local", stop, root=str(root))
+        except BaseException:
+            stop()
+            raise
+
+    def start_testcontainers(self) -> ServerInfo:
+        try:
+            from testcontainers.postgres import PostgresContainer
+        except ImportError as exc:
+            raise Unavailable("testcontainers[postgres] is not installed") from exc
+        container = PostgresContainer(self.testcontainers_image, driver="psycopg")
+        container.start()
+        return self._info(container.get_connection_url(), "testcontainers", container.stop)
+
+    def _info(self, url: str, route: str, stop: Callable[[], None], **extra: Any) -> ServerInfo:
+        from chatmem.jdbc import make_engine
+
+        engine = make_engine(url)
+
+        def stop_all() -> None:
+            engine.dispose()
+            stop()
+
+        try:
+            version = server_version(engine)
+        except Exception as exc:
+            engine.dispose()
+            raise Unavailable(f"no answer from {url}: {exc}") from exc
+        return ServerInfo(
+            PRODUCT, version, url, route=route, stop=stop_all, extra={"engine": engine, **extra}
+        )
+
+    # -- repositories -------------------------------------------------------------------
+    def namespace_options(self) -> dict[str, Any]:
+        return {"table_name": f"cm_{unique_suffix()}"}
+
+    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
+        from chatmem.jdbc import JdbcChatMemoryRepository
+
+        options = {**self.namespace_options(), "initialize_schema": "always", **options}
+        return JdbcChatMemoryRepository(server.extra["engine"], **options)
+
+    def connect_spec(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> tuple[str, dict[str, Any]] | None:
+        assert server.url is not None
+        return server.url, {"table_name": repository.config.table_name}  # type: ignore[attr-defined]
+
+    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
+        repository.tables.metadata.drop_all(server.extra["engine"])  # type: ignore[attr-defined]
+
+
+def _server_user() -> str | None:
+    """The account the server runs as: ``postgres`` when we are root (PostgreSQL refuses
+    root), else ourselves."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise Unavailable("running as root and no `postgres` user to run the server") from None
+    return "postgres"
+
+
+HARNESS = PostgresHarness
