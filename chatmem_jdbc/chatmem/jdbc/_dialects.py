@@ -59,6 +59,10 @@ class SqlDialect:
         """A naive UTC timestamp with microseconds."""
         return sa.DateTime()
 
+    def adapt_tables(self, tables: Tables) -> None:
+        """Set dialect options on the built tables, keys and index (for example SQL Server's
+        nonclustered primary keys); nothing by default."""
+
     @contextmanager
     def write(self, engine: Engine) -> Iterator[Connection]:
         """A connection inside a write transaction, committed on success."""

@@ -54,7 +54,9 @@ def build_tables(table_name: str, dialect: SqlDialect) -> Tables:
         messages.c.is_system,
         messages.c.position,
     )
-    return Tables(md, messages, conversations, window_index)
+    tables = Tables(md, messages, conversations, window_index)
+    dialect.adapt_tables(tables)
+    return tables
 
 
 def schema_statements(tables: Tables, dialect: Dialect, *, if_not_exists: bool) -> list[str]:
