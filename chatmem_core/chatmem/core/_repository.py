@@ -23,7 +23,9 @@ Hooks with defaults built on ``_find`` (override to push the bound into the stor
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -90,12 +92,17 @@ def stamp(messages: Sequence[Message], now: datetime | None = None) -> list[Mess
     ]
 
 
-def retry(fn: Callable[[], T | None], *, attempts: int = 50, what: str = "update") -> T:
-    """Call ``fn`` until it returns non-None (None means it lost a race); bounded."""
-    for _ in range(attempts):
+def retry(
+    fn: Callable[[], T | None], *, attempts: int = 50, what: str = "update", max_sleep: float = 0.05
+) -> T:
+    """Call ``fn`` until it returns non-None (None means it lost a race); bounded, with
+    jittered exponential backoff so contending writers spread out instead of colliding."""
+    for attempt in range(attempts):
         result = fn()
         if result is not None:
             return result
+        if attempt:
+            time.sleep(random.uniform(0, min(max_sleep, 0.0005 * 2**attempt)))
     raise ConcurrencyError(f"{what} kept conflicting with concurrent writers ({attempts} tries)")
 
 
