@@ -21,23 +21,20 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chatmem.core import BaseChatMemoryRepository
 from conformance_tests.harness import (
-    Harness,
     ServerInfo,
     Unavailable,
     free_port,
     stop_process,
     tail,
-    unique_suffix,
     wait_for_port,
 )
 
-PRODUCT = "MariaDB"
+from ._sql import SqlHarness, scalar
+
 DATABASE = "chatmem"
 USER, PASSWORD = "chatmem", "chatmem"
 START_TIMEOUT = 60.0
@@ -52,23 +49,15 @@ def find_binaries() -> tuple[str, str]:
     return server, install
 
 
-def server_version(engine: Any) -> str:
-    """``SELECT VERSION()``, e.g. ``10.11.19`` (the ``-MariaDB-...`` suffix dropped)."""
-    import sqlalchemy as sa
-
-    with engine.connect() as conn:
-        answer = str(conn.execute(sa.text("SELECT VERSION()")).scalar_one())
-    return answer.split("-")[0]
-
-
-class MariadbHarness(Harness):
+class MariadbHarness(SqlHarness):
     name = "mariadb"
+    product = "MariaDB"
     env_var = "CHATMEM_TEST_MARIADB_URL"
     testcontainers_image = "mariadb:10.11.9"
 
-    # -- provisioning ---------------------------------------------------------------
-    def from_env(self, url: str) -> ServerInfo:
-        return self._info(url, "env", lambda: None)
+    def ask_version(self, engine: Any) -> str:
+        # "10.11.19-MariaDB-0+deb12u1" -> "10.11.19"
+        return scalar(engine, "SELECT VERSION()").split("-")[0]
 
     def start_local(self, workdir: Path) -> ServerInfo:
         try:
@@ -77,6 +66,7 @@ class MariadbHarness(Harness):
             raise Unavailable(f'PyMySQL missing: pip install "chatmem[mariadb]" ({exc})') from exc
         server, install = find_binaries()
         user = _server_user()
+        as_user = ["--user", user] if user else []
         root = Path(tempfile.mkdtemp(prefix="chatmem-mariadb-"))
         data, sock, log = root / "data", root / "mysqld.sock", root / "server.log"
         data.mkdir()
@@ -88,9 +78,9 @@ class MariadbHarness(Harness):
                 install,
                 "--no-defaults",
                 f"--datadir={data}",
-                "--auth-root-authentication-method=normal",
                 "--skip-test-db",
-                *(["--user", user] if user else []),
+                "--auth-root-authentication-method=normal",
+                *as_user,
             ],
             capture_output=True,
             text=True,
@@ -112,7 +102,7 @@ class MariadbHarness(Harness):
             "--skip-name-resolve",
             "--innodb-buffer-pool-size=64M",
             "--max-connections=200",
-            *(["--user", user] if user else []),
+            *as_user,
         ]
         proc = subprocess.Popen(
             cmd,
@@ -130,7 +120,7 @@ class MariadbHarness(Harness):
             wait_for_port(port, START_TIMEOUT, proc, log)
             _create_user(pymysql, sock, proc, log)
             url = f"mariadb+pymysql://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}"
-            return self._info(url, "local", stop, root=str(root), pid=proc.pid)
+            return self.server_info(url, "local", stop, root=str(root), pid=proc.pid)
         except BaseException:
             stop()
             raise
@@ -146,44 +136,7 @@ class MariadbHarness(Harness):
         container.start()
         host, port = container.get_container_host_ip(), container.get_exposed_port(3306)
         url = f"mariadb+pymysql://{USER}:{PASSWORD}@{host}:{port}/{DATABASE}"
-        return self._info(url, "testcontainers", container.stop)
-
-    def _info(self, url: str, route: str, stop: Callable[[], None], **extra: Any) -> ServerInfo:
-        from chatmem.jdbc import make_engine
-
-        engine = make_engine(url)
-
-        def stop_all() -> None:
-            engine.dispose()
-            stop()
-
-        try:
-            version = server_version(engine)
-        except Exception as exc:
-            engine.dispose()
-            raise Unavailable(f"no answer from {url}: {exc}") from exc
-        return ServerInfo(
-            PRODUCT, version, url, route=route, stop=stop_all, extra={"engine": engine, **extra}
-        )
-
-    # -- repositories -------------------------------------------------------------------
-    def namespace_options(self) -> dict[str, Any]:
-        return {"table_name": f"cm_{unique_suffix()}"}
-
-    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
-        from chatmem.jdbc import JdbcChatMemoryRepository
-
-        options = {**self.namespace_options(), "initialize_schema": "always", **options}
-        return JdbcChatMemoryRepository(server.extra["engine"], **options)
-
-    def connect_spec(
-        self, server: ServerInfo, repository: BaseChatMemoryRepository
-    ) -> tuple[str, dict[str, Any]] | None:
-        assert server.url is not None
-        return server.url, {"table_name": repository.config.table_name}  # type: ignore[attr-defined]
-
-    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
-        repository.tables.metadata.drop_all(server.extra["engine"])  # type: ignore[attr-defined]
+        return self.server_info(url, "testcontainers", container.stop)
 
 
 def _create_user(pymysql: Any, sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -201,7 +154,6 @@ def _create_user(pymysql: Any, sock: Path, proc: subprocess.Popen[bytes], log: P
         cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
         cur.execute(f"CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'")
         cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'127.0.0.1'")
-        cur.execute("GRANT PROCESS ON *.* TO 'chatmem'@'127.0.0.1'")
 
 
 def _server_user() -> str | None:

@@ -20,21 +20,13 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import (
-    Harness,
-    ServerInfo,
-    Unavailable,
-    free_port,
-    tail,
-    unique_suffix,
-)
+from conformance_tests.harness import ServerInfo, Unavailable, free_port, tail
 
-PRODUCT = "PostgreSQL"
+from ._sql import SqlHarness, scalar
+
 PREFERRED_MAJOR = "15"
 START_TIMEOUT = 60
 
@@ -51,23 +43,15 @@ def find_bin_dir() -> Path:
     raise Unavailable("no /usr/lib/postgresql/*/bin/initdb: run scripts/install/postgres.sh")
 
 
-def server_version(engine: Any) -> str:
-    """``SHOW server_version``, e.g. ``15.18`` (the Debian suffix dropped)."""
-    import sqlalchemy as sa
-
-    with engine.connect() as conn:
-        answer = str(conn.execute(sa.text("SHOW server_version")).scalar_one())
-    return answer.split(" ")[0]
-
-
-class PostgresHarness(Harness):
+class PostgresHarness(SqlHarness):
     name = "postgres"
+    product = "PostgreSQL"
     env_var = "CHATMEM_TEST_POSTGRES_URL"
     testcontainers_image = "postgres:15.8"
 
-    # -- provisioning ---------------------------------------------------------------
-    def from_env(self, url: str) -> ServerInfo:
-        return self._info(url, "env", lambda: None)
+    def ask_version(self, engine: Any) -> str:
+        # "15.18 (Debian 15.18-0+deb12u1)" -> "15.18"
+        return scalar(engine, "SHOW server_version").split(" ")[0]
 
     def start_local(self, workdir: Path) -> ServerInfo:
         try:
@@ -97,6 +81,10 @@ class PostgresHarness(Harness):
                     run("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
             shutil.rmtree(root, ignore_errors=True)
 
+        options = (
+            f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c shared_buffers=64MB"
+            " -c max_connections=100"
+        )
         try:
             run(
                 "initdb",
@@ -111,10 +99,6 @@ class PostgresHarness(Harness):
                 "--locale=C.UTF-8",
                 "--no-sync",
             )
-            options = (
-                f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c shared_buffers=64MB "
-                "-c max_connections=100 -c logging_collector=off"
-            )
             run(
                 "pg_ctl",
                 "-D",
@@ -128,12 +112,8 @@ class PostgresHarness(Harness):
                 str(START_TIMEOUT),
                 "start",
             )
-        except BaseException:
-            stop()
-            raise
-        url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-        try:
-            return self._info(url, "local", stop, root=str(root))
+            url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+            return self.server_info(url, "local", stop, root=str(root))
         except BaseException:
             stop()
             raise
@@ -145,44 +125,8 @@ class PostgresHarness(Harness):
             raise Unavailable("testcontainers[postgres] is not installed") from exc
         container = PostgresContainer(self.testcontainers_image, driver="psycopg")
         container.start()
-        return self._info(container.get_connection_url(), "testcontainers", container.stop)
-
-    def _info(self, url: str, route: str, stop: Callable[[], None], **extra: Any) -> ServerInfo:
-        from chatmem.jdbc import make_engine
-
-        engine = make_engine(url)
-
-        def stop_all() -> None:
-            engine.dispose()
-            stop()
-
-        try:
-            version = server_version(engine)
-        except Exception as exc:
-            engine.dispose()
-            raise Unavailable(f"no answer from {url}: {exc}") from exc
-        return ServerInfo(
-            PRODUCT, version, url, route=route, stop=stop_all, extra={"engine": engine, **extra}
-        )
-
-    # -- repositories -------------------------------------------------------------------
-    def namespace_options(self) -> dict[str, Any]:
-        return {"table_name": f"cm_{unique_suffix()}"}
-
-    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
-        from chatmem.jdbc import JdbcChatMemoryRepository
-
-        options = {**self.namespace_options(), "initialize_schema": "always", **options}
-        return JdbcChatMemoryRepository(server.extra["engine"], **options)
-
-    def connect_spec(
-        self, server: ServerInfo, repository: BaseChatMemoryRepository
-    ) -> tuple[str, dict[str, Any]] | None:
-        assert server.url is not None
-        return server.url, {"table_name": repository.config.table_name}  # type: ignore[attr-defined]
-
-    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
-        repository.tables.metadata.drop_all(server.extra["engine"])  # type: ignore[attr-defined]
+        url = container.get_connection_url()
+        return self.server_info(url, "testcontainers", container.stop)
 
 
 def _server_user() -> str | None:
