@@ -463,7 +463,9 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         by_position = {r.position: r for r in rows}
         rewrite = [by_position[p] for p in plan.rewrite]
         parts = self._row_parts(cid, base, new, plan.floor, plan.delete, rewrite)
-        next_position = base + len(new)
+        # Every write moves the guard, even one that only deletes: a client holding the old
+        # guard (and the old rows) must lose its next race instead of trimming by stale rows.
+        next_position = base + max(len(new), 1)
         parts.append(
             ("cas_state", (self.config.ttl_seconds, next_position, origin, systems, cid, guard))
         )
