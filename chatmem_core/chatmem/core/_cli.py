@@ -1,8 +1,10 @@
-"""The ``chatmem`` command: a demo, and a look into any store by URL.
+"""The ``chatmem`` command: a demo, a look into any store by URL, and moving data.
 
 ``chatmem demo`` runs a scripted conversation (with a tool call) through
 ``MessageWindowChatMemory`` on a SQLite file and prints, turn by turn, what is stored.
-``chatmem ls | show ID | rm ID | schema`` work against ``--url`` (or ``$CHATMEM_URL``).
+``chatmem ls | show ID | rm ID | schema | export [ID...] | import [FILE] | stats`` work
+against ``--url`` (or ``$CHATMEM_URL``); ``chatmem migrate --from URL --to URL`` copies every
+conversation between two stores (idempotent, streaming, progress on a terminal).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ._errors import ChatMemoryError
+from ._errors import ChatMemoryError, InvalidArgumentError
 from ._memory import MessageWindowChatMemory
 from ._messages import (
     AssistantMessage,
@@ -115,6 +117,54 @@ def run_demo(url: str, window: int, conversation_id: str, out: TextIO) -> None:
     print(f"Try: chatmem show {conversation_id} --url {url}", file=out)
 
 
+def run_migrate(source_url: str, target_url: str, page_size: int, out: TextIO) -> None:
+    """``chatmem migrate``: stream every conversation across, then print the counts."""
+    from ._transfer import ProgressBar, count_conversations, migrate
+
+    if source_url == target_url:
+        raise InvalidArgumentError("--to", "is the same URL as --from")
+    source = repository_from_url(source_url)
+    target = repository_from_url(target_url)
+    bar = ProgressBar(None, label="migrating ")
+    if bar.enabled:
+        bar.total = count_conversations(source, page_size=page_size)
+    try:
+        result = migrate(source, target, page_size=page_size, progress=bar)
+    finally:
+        bar.close()
+    print(f"migrated {result.conversations} conversations: {result.copied} copied "
+          f"({result.messages} messages), {result.unchanged} already up to date", file=out)
+
+
+def run_transfer(args: argparse.Namespace, out: TextIO) -> None:
+    """``chatmem export | import | stats`` against ``--url``."""
+    from ._transfer import export_conversations, import_conversations, store_stats
+
+    repo = repository_from_url(args.url)
+    if args.command == "export":
+        ids = args.ids or None
+        if args.output == "-":
+            count = export_conversations(repo, out, ids)
+        else:
+            with open(args.output, "w", encoding="utf-8") as f:
+                count = export_conversations(repo, f, ids)
+        print(f"exported {count} conversations", file=sys.stderr)
+    elif args.command == "import":
+        if args.input == "-":
+            conversations, messages = import_conversations(repo, sys.stdin)
+        else:
+            with open(args.input, encoding="utf-8") as f:
+                conversations, messages = import_conversations(repo, f)
+        print(f"imported {conversations} conversations ({messages} messages)", file=out)
+    else:
+        stats = store_stats(repo)
+        if args.json:
+            print(json.dumps(stats.as_dict()), file=out)
+        else:
+            for key, value in stats.as_dict().items():
+                print(f"{key:<14}{value if value is not None else '-'}", file=out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``chatmem`` console script."""
     parser = argparse.ArgumentParser(prog="chatmem", description=__doc__.splitlines()[0])
@@ -141,6 +191,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "schema", parents=[common], help="print the SQL DDL for --url's database"
     )
     schema.add_argument("--table-name", default="ai_chat_memory")
+    export = sub.add_parser("export", parents=[common],
+                            help="write conversations as JSON Lines (all, or the ids given)")
+    export.add_argument("ids", nargs="*", metavar="ID")
+    export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
+    imp = sub.add_parser("import", parents=[common],
+                         help="read JSON Lines from export; each conversation replaces the stored one")
+    imp.add_argument("input", nargs="?", default="-", help="file to read (default stdin)")
+    migrate = sub.add_parser("migrate", help="copy every conversation from one store to another")
+    migrate.add_argument("--from", dest="source", required=True, metavar="URL")
+    migrate.add_argument("--to", dest="target", required=True, metavar="URL")
+    migrate.add_argument("--page-size", type=int, default=1000, help="ids read per round trip")
+    stats = sub.add_parser("stats", parents=[common], help="count conversations and messages")
+    stats.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     out = sys.stdout
     try:
@@ -150,6 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from chatmem.jdbc import schema_sql
 
             out.write(schema_sql(args.url, table_name=args.table_name))
+        elif args.command == "migrate":
+            run_migrate(args.source, args.target, args.page_size, out)
+        elif args.command in ("export", "import", "stats"):
+            run_transfer(args, out)
         else:
             repo = repository_from_url(args.url)
             if args.command == "ls":
@@ -169,6 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif args.command == "rm":
                 repo.delete_by_conversation_id(args.id)
     except ChatMemoryError as exc:
+        print(f"chatmem: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
         print(f"chatmem: {exc}", file=sys.stderr)
         return 2
     return 0
