@@ -1,0 +1,162 @@
+"""MariaDB-specific facts, on the real server the harness started (``--backend mariadb``).
+
+The local harness keeps the server's defaults (latin1, case-insensitive PAD SPACE
+collations), so these tests also show chatmem does not depend on the server's settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from chatmem.core import (
+    AssistantMessage,
+    MessageWindowChatMemory,
+    SchemaError,
+    SystemMessage,
+    UserMessage,
+)
+from chatmem.jdbc import JdbcChatMemoryRepository, schema_sql
+from conformance_tests.harness import ServerInfo, unique_suffix
+
+pytestmark = pytest.mark.backend("mariadb")
+
+Repo = JdbcChatMemoryRepository
+TS = datetime(2024, 2, 29, 12, 34, 56, 789012, tzinfo=timezone.utc)
+
+
+def columns(engine: sa.Engine, table: str) -> dict[str, tuple[Any, ...]]:
+    sql = (
+        "SELECT column_name, column_type, character_set_name, collation_name"
+        " FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = :t"
+    )
+    with engine.connect() as conn:
+        return {r[0]: tuple(r[1:]) for r in conn.execute(sa.text(sql), {"t": table})}
+
+
+def test_columns_have_the_types_chosen_for_mariadb(repository: Repo, server: ServerInfo) -> None:
+    engine = server.extra["engine"]
+    cols = columns(engine, repository.config.table_name)
+    conv = columns(engine, repository.config.conversation_table_name)
+    assert cols["conversation_id"] == ("varbinary(1020)", None, None)
+    assert conv["conversation_id"] == ("varbinary(1020)", None, None)
+    assert cols["content"] == ("longtext", "utf8mb4", "utf8mb4_bin")
+    assert cols["payload"] == ("longtext", "utf8mb4", "utf8mb4_bin")
+    assert cols["created_at"][0] == "datetime(6)"
+    assert conv["updated_at"][0] == "datetime(6)"
+
+
+def test_default_collation_would_fold_ids_but_ours_do_not(
+    repository: Repo, server: ServerInfo
+) -> None:
+    with server.extra["engine"].connect() as conn:
+        folded = conn.execute(sa.text("SELECT 'a' = 'A ', 'naïve' = 'naive'")).one()
+    assert tuple(folded) == (1, 1)  # the trap: case, accents and trailing spaces ignored
+    for cid in ("a", "A ", "naïve", "naive", "a "):
+        repository.save_all(cid, [UserMessage(cid)])
+    for cid in ("a", "A ", "naïve", "naive", "a "):
+        assert [m.text for m in repository.find_by_conversation_id(cid)] == [cid]
+    assert sorted(repository.find_conversation_ids()) == sorted(["a", "A ", "naïve", "naive", "a "])
+
+
+def test_longest_id_of_four_byte_characters_fits(repository: Repo) -> None:
+    cid = "😀" * 255  # 1020 UTF-8 bytes
+    repository.append(cid, UserMessage("x"))
+    assert repository.find_conversation_ids() == [cid]
+    assert [m.text for m in repository.find_by_conversation_id(cid)] == ["x"]
+
+
+def test_microsecond_timestamps_are_stored_exactly(repository: Repo, server: ServerInfo) -> None:
+    repository.save_all("ts", [UserMessage("a", created_at=TS)])
+    with server.extra["engine"].connect() as conn:
+        stored = conn.execute(sa.select(repository.tables.messages.c.created_at)).scalar_one()
+    assert stored == TS.replace(tzinfo=None)
+    assert repository.find_by_conversation_id("ts")[0].created_at == TS
+
+
+def test_text_beyond_64_kib_and_four_byte_characters_round_trip(repository: Repo) -> None:
+    big = UserMessage("ü" * 100_000 + "😀", metadata={"emoji": "🙂" * 50_000})
+    repository.append("big", big)
+    assert repository.find_by_conversation_id("big") == [big]
+
+
+def test_an_add_is_one_upsert_and_one_insert(repository: Repo, server: ServerInfo) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=4)
+    engine = server.extra["engine"]
+    trims = 0
+    for i in range(30):
+        with count_statements(engine) as seen:
+            memory.add("one", [UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
+        assert seen[0].startswith("INSERT INTO") and "LAST_INSERT_ID" in seen[0].upper(), seen
+        assert seen[1].startswith("INSERT INTO"), seen
+        if len(seen) > 2:  # every few adds: find the cut, delete what the window cannot show
+            trims += 1
+            assert len(seen) == 4 and seen[3].startswith("DELETE"), seen
+    assert 0 < trims < 30
+    with count_statements(engine) as seen:
+        window = memory.get("one")
+    assert len(seen) == 1
+    assert [m.text for m in window] == ["u28", "a28", "u29", "a29"]
+
+
+def test_appends_trim_rows_the_window_can_no_longer_show(repository: Repo) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=10)
+    memory.add("t", SystemMessage("sys"))
+    for i in range(200):
+        memory.add("t", UserMessage(f"u{i}"))
+    log = repository.find_by_conversation_id("t")
+    assert len(log) <= 1 + 2 * 11
+    assert [m.text for m in memory.get("t")] == ["sys", *[f"u{i}" for i in range(191, 200)]]
+
+
+def test_schema_embedded_mode_creates_nothing_on_a_server(server: ServerInfo) -> None:
+    name = f"cm_{unique_suffix()}"
+    repo = JdbcChatMemoryRepository(server.extra["engine"], table_name=name)
+    assert not sa.inspect(server.extra["engine"]).has_table(name)
+    with pytest.raises(SchemaError):
+        repo.save_all("c", [UserMessage("x")])
+    with pytest.raises(SchemaError):
+        repo.find_by_conversation_id("c")
+
+
+def test_schema_always_mode_is_idempotent(make_repository: Callable[..., Repo]) -> None:
+    first = make_repository()
+    first.save_all("c", [UserMessage("kept")])
+    again = make_repository(table_name=first.config.table_name)
+    assert [m.text for m in again.find_by_conversation_id("c")] == ["kept"]
+
+
+def test_exported_ddl_creates_a_working_schema(
+    server: ServerInfo, make_repository: Callable[..., Repo]
+) -> None:
+    engine = server.extra["engine"]
+    name = f"cm_{unique_suffix()}"
+    ddl = schema_sql("mariadb://", table_name=name)
+    with engine.begin() as conn:
+        for statement in ddl.split(";\n"):
+            if statement.strip():
+                conn.exec_driver_sql(statement)
+    repo = make_repository(table_name=name, initialize_schema="never")
+    repo.append("c", [UserMessage("u"), AssistantMessage("a")])
+    assert [m.text for m in repo.find_by_conversation_id("c")] == ["u", "a"]
+    assert columns(engine, name)["conversation_id"][0] == "varbinary(1020)"
+
+
+@contextmanager
+def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
+    """The SQL of every statement SQLAlchemy sends to the server inside the block."""
+    seen: list[str] = []
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement.lstrip())
+
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", before)

@@ -1,0 +1,174 @@
+"""PostgreSQL-specific facts, on the real server the harness started (``--backend postgres``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from chatmem.core import (
+    AssistantMessage,
+    MessageWindowChatMemory,
+    SchemaError,
+    SystemMessage,
+    UserMessage,
+)
+from chatmem.jdbc import JdbcChatMemoryRepository, schema_sql
+from conformance_tests.harness import ServerInfo, unique_suffix
+
+pytestmark = pytest.mark.backend("postgres")
+
+Repo = JdbcChatMemoryRepository
+TS = datetime(2024, 2, 29, 12, 34, 56, 789012, tzinfo=timezone.utc)
+
+
+def test_columns_have_the_types_chosen_for_postgresql(repository: Repo, server: ServerInfo) -> None:
+    engine = server.extra["engine"]
+    sql = (
+        "SELECT column_name, data_type, character_maximum_length, collation_name,"
+        " datetime_precision FROM information_schema.columns WHERE table_name = :t"
+    )
+    with engine.connect() as conn:
+        table = repository.config.table_name
+        cols = {r[0]: r[1:] for r in conn.execute(sa.text(sql), {"t": table})}
+        conv = {
+            r[0]: r[1:]
+            for r in conn.execute(sa.text(sql), {"t": repository.config.conversation_table_name})
+        }
+    assert cols["conversation_id"] == ("character varying", 255, "C", None)
+    assert conv["conversation_id"] == ("character varying", 255, "C", None)
+    assert cols["payload"][0] == "json"  # not jsonb: keeps number text exactly
+    assert cols["content"][0] == "text"
+    assert cols["created_at"] == ("timestamp without time zone", None, None, 6)
+    assert cols["position"][0] == "bigint"
+
+
+def test_microsecond_timestamps_are_stored_exactly(repository: Repo, server: ServerInfo) -> None:
+    repository.save_all("ts", [UserMessage("a", created_at=TS)])
+    with server.extra["engine"].connect() as conn:
+        stored = conn.execute(sa.select(repository.tables.messages.c.created_at)).scalar_one()
+    assert stored == TS.replace(tzinfo=None)
+    assert repository.find_by_conversation_id("ts")[0].created_at == TS
+
+
+def test_float_metadata_keeps_its_type_and_sign(repository: Repo) -> None:
+    # JSONB would return 1e16 as the int 10000000000000000 and -0.0 as 0.0.
+    values = {"big": 1e16, "huge": 1e300, "neg_zero": -0.0, "tiny": 5e-324, "int": 10**20}
+    repository.save_all("f", [UserMessage("x", metadata=values)])
+    back = dict(repository.find_by_conversation_id("f")[0].metadata)
+    assert back == values
+    assert {k: type(v) for k, v in back.items()} == {k: type(v) for k, v in values.items()}
+    assert str(back["neg_zero"]) == "-0.0"
+
+
+def test_payload_is_queryable_json(repository: Repo, server: ServerInfo) -> None:
+    repository.save_all("q", [AssistantMessage("x", metadata={"model": "m-1"})])
+    m = repository.tables.messages
+    with server.extra["engine"].connect() as conn:
+        model = conn.execute(
+            sa.select(m.c.payload.op("->")("metadata").op("->>")("model"))
+        ).scalar_one()
+    assert model == "m-1"
+
+
+def test_an_add_is_one_statement(repository: Repo, server: ServerInfo) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=4)
+    engine = server.extra["engine"]
+    for i in range(30):  # crosses the trim boundary several times: still one statement each
+        with count_statements(engine) as seen:
+            memory.add("one", [UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
+        assert len(seen) == 1, seen
+        assert seen[0].lstrip().upper().startswith("WITH")
+    with count_statements(engine) as seen:
+        window = memory.get("one")
+    assert len(seen) == 1
+    assert [m.text for m in window] == ["u28", "a28", "u29", "a29"]
+
+
+def test_single_statements_run_in_autocommit(repository: Repo, server: ServerInfo) -> None:
+    """psycopg sends BEGIN (and later COMMIT or ROLLBACK) as round trips of their own unless
+    the connection is in autocommit; the append and the window read need neither."""
+    engine = server.extra["engine"]
+    modes: list[bool] = []
+
+    def before(conn: Any, cursor: Any, *args: Any) -> None:
+        modes.append(cursor.connection.autocommit)
+
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        memory = MessageWindowChatMemory(repository, max_messages=10)
+        memory.add("c", UserMessage("u"))
+        memory.get("c")
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", before)
+    assert modes == [True, True]
+
+
+def test_appends_trim_rows_the_window_can_no_longer_show(repository: Repo) -> None:
+    memory = MessageWindowChatMemory(repository, max_messages=10)
+    memory.add("t", SystemMessage("sys"))
+    for i in range(200):
+        memory.add("t", UserMessage(f"u{i}"))
+    log = repository.find_by_conversation_id("t")
+    assert len(log) <= 1 + 2 * 11
+    assert log[0].text == "sys"
+    assert [m.text for m in memory.get("t")] == ["sys", *[f"u{i}" for i in range(191, 200)]]
+
+
+def test_large_text_and_payload_round_trip(repository: Repo) -> None:
+    text = "x" * 2_000_000 + "ü😀"
+    big = UserMessage(text, metadata={"blob": "y" * 1_000_000})
+    repository.append("big", big)
+    assert repository.find_by_conversation_id("big") == [big]
+
+
+def test_schema_embedded_mode_creates_nothing_on_a_server(server: ServerInfo) -> None:
+    name = f"cm_{unique_suffix()}"
+    repo = JdbcChatMemoryRepository(server.extra["engine"], table_name=name)
+    assert not sa.inspect(server.extra["engine"]).has_table(name)
+    with pytest.raises(SchemaError):
+        repo.save_all("c", [UserMessage("x")])
+    with pytest.raises(SchemaError):
+        repo.find_by_conversation_id("c")
+
+
+def test_schema_always_mode_is_idempotent(make_repository: Callable[..., Repo]) -> None:
+    first = make_repository()
+    first.save_all("c", [UserMessage("kept")])
+    again = make_repository(table_name=first.config.table_name)
+    assert [m.text for m in again.find_by_conversation_id("c")] == ["kept"]
+
+
+def test_exported_ddl_creates_a_working_schema(
+    server: ServerInfo, make_repository: Callable[..., Repo]
+) -> None:
+    engine = server.extra["engine"]
+    name = f"cm_{unique_suffix()}"
+    ddl = schema_sql("postgresql://", table_name=name)
+    with engine.begin() as conn:
+        for statement in ddl.split(";\n"):
+            if statement.strip():
+                conn.exec_driver_sql(statement)
+    repo = make_repository(table_name=name, initialize_schema="never")
+    repo.append("c", [UserMessage("u"), AssistantMessage("a")])
+    assert [m.text for m in repo.find_by_conversation_id("c")] == ["u", "a"]
+    assert ddl == ";\n\n".join(repo.schema_sql()) + ";\n"
+
+
+@contextmanager
+def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
+    """The SQL of every statement SQLAlchemy sends to the server inside the block."""
+    seen: list[str] = []
+
+    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", before)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", before)
