@@ -1,5 +1,6 @@
 """chatmem.core: the message model, the repository contract, window memory and turns."""
 
+from ._advisor import CONVERSATION_ID, ChatMemory, MessageChatMemoryAdvisor
 from ._codec import (
     FORMAT_VERSION,
     decode_json,
@@ -53,6 +54,9 @@ from ._turns import (
 from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
 
 __all__ = [
+    "CONVERSATION_ID",
+    "ChatMemory",
+    "MessageChatMemoryAdvisor",
     "DEFAULT_MAX_MESSAGES",
     "FORMAT_VERSION",
     "AssistantMessage",

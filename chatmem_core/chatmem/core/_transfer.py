@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from ._codec import message_from_dict, message_to_dict
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, SchemaError
 from ._messages import Message
 from ._repository import DEFAULT_PAGE_SIZE, BaseChatMemoryRepository
 from ._validation import validate_conversation_id
@@ -88,7 +88,7 @@ def line_to_conversation(line: str, *, where: str = "line") -> tuple[str, list[M
             messages.append(message_from_dict(d, created_at=created))
     except InvalidArgumentError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, SchemaError) as exc:
         raise InvalidArgumentError(where, f"is not a chatmem export line ({exc})") from exc
     return cid, messages
 

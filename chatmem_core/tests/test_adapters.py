@@ -1,0 +1,372 @@
+"""Chatmem repositories as a LangChain chat message history and a LlamaIndex chat store.
+
+Every test runs against the in-memory repository, SQLite, and the suite's ``--backend``
+when that is another one (``--backend redis`` adds Redis). The frameworks' own consumers
+(``RunnableWithMessageHistory``, ``ChatMemoryBuffer``) are driven through the adapters too.
+langchain-tests has no standard suite for chat message histories (only caches, stores,
+vector stores, retrievers, tools, models), so the contract is spelled out here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmem.core import (
+    AssistantMessage,
+    BaseChatMemoryRepository,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from conformance_tests.corpus import ID_CORPUS, PNG, full_corpus
+
+BUILTIN = ["memory", "sqlite"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_name" in metafunc.fixturenames:
+        names = list(BUILTIN)
+        selected = metafunc.config.getoption("--backend", default="memory")
+        if selected not in names:
+            names.append(selected)
+        metafunc.parametrize("store_name", names, scope="module")
+
+
+@pytest.fixture(scope="module")
+def backend(store_name: str, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    from conformance_tests.plugin import load_harness, provision
+
+    if store_name == request.config.getoption("--backend", default="memory"):
+        yield request.getfixturevalue("harness"), request.getfixturevalue("server")
+        return
+    if store_name == "sqlite":
+        pytest.importorskip("sqlalchemy", reason="SQLAlchemy not installed (extra: sqlite)")
+    harness = load_harness(store_name)
+    server = provision(harness, Path(tempfile.mkdtemp(prefix=f"chatmem-adapters-{store_name}-")))
+    try:
+        yield harness, server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def make_repo(backend: tuple[Any, Any]) -> Iterator[Callable[[], BaseChatMemoryRepository]]:
+    harness, server = backend
+    made: list[BaseChatMemoryRepository] = []
+
+    def make() -> BaseChatMemoryRepository:
+        repo = harness.make_repository(server)
+        made.append(repo)
+        return repo
+
+    yield make
+    for repo in made:
+        harness.cleanup(server, repo)
+
+
+@pytest.fixture
+def repo(make_repo: Callable[[], BaseChatMemoryRepository]) -> BaseChatMemoryRepository:
+    return make_repo()
+
+
+# == LangChain ===============================================================================
+def _lc() -> Any:
+    pytest.importorskip("langchain_core", reason="langchain-core not installed (extra: langchain)")
+    from langchain_core import messages
+
+    return messages
+
+
+@pytest.fixture
+def history(repo: BaseChatMemoryRepository) -> Callable[..., Any]:
+    _lc()
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    def make(cid: str = "session-1", **options: Any) -> Any:
+        return ChatmemChatMessageHistory(repo, cid, **options)
+
+    return make
+
+
+def lc_sample() -> list[Any]:
+    m = _lc()
+    return [
+        m.SystemMessage("You are terse."),
+        m.HumanMessage(content=[{"type": "text", "text": "what is this?"},
+                                {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}],
+                       id="h-1"),
+        m.AIMessage("", tool_calls=[{"name": "f", "args": {"x": 1}, "id": "t1", "type": "tool_call"},
+                                    {"name": "g", "args": {}, "id": "t2", "type": "tool_call"}],
+                    usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7}),
+        m.ToolMessage("one", tool_call_id="t1", name="f"),
+        m.ToolMessage("two", tool_call_id="t2", status="error", artifact=[1, 2]),
+        m.AIMessage("Done. ümlaut 漢字 🙂", response_metadata={"finish_reason": "stop"}),
+    ]
+
+
+def test_langchain_new_history_is_empty(history: Callable[..., Any]) -> None:
+    assert history().messages == []
+    assert asyncio.run(history().aget_messages()) == []
+
+
+def test_langchain_add_messages_reads_back_exactly(history: Callable[..., Any]) -> None:
+    h = history()
+    h.add_messages(lc_sample())
+    assert h.messages == lc_sample()
+    assert history().messages == lc_sample()  # a second handle sees the same store
+
+
+def test_langchain_adding_one_at_a_time_equals_adding_in_a_batch(history: Callable[..., Any]) -> None:
+    one, batch = history("one"), history("batch")
+    for message in lc_sample():
+        one.add_message(message)
+    batch.add_messages(lc_sample())
+    assert one.messages == batch.messages == lc_sample()
+
+
+def test_langchain_convenience_methods(history: Callable[..., Any]) -> None:
+    m = _lc()
+    h = history()
+    h.add_user_message("hi")
+    h.add_ai_message("hello")
+    h.add_user_message(m.HumanMessage("again"))
+    assert h.messages == [m.HumanMessage("hi"), m.AIMessage("hello"), m.HumanMessage("again")]
+    assert "Human: hi" in str(h) and "AI: hello" in str(h)
+
+
+def test_langchain_async_methods(history: Callable[..., Any]) -> None:
+    m = _lc()
+    h = history()
+
+    async def scenario() -> None:
+        await h.aadd_messages([m.HumanMessage("a"), m.AIMessage("b")])
+        assert await h.aget_messages() == [m.HumanMessage("a"), m.AIMessage("b")]
+        await h.aclear()
+        assert await h.aget_messages() == []
+
+    asyncio.run(scenario())
+
+
+def test_langchain_clear_only_touches_its_conversation(history: Callable[..., Any]) -> None:
+    m = _lc()
+    a, b = history("a"), history("b")
+    a.add_messages([m.HumanMessage("for a")])
+    b.add_messages([m.HumanMessage("for b")])
+    a.clear()
+    assert a.messages == [] and b.messages == [m.HumanMessage("for b")]
+
+
+def test_langchain_ids_are_exact(history: Callable[..., Any]) -> None:
+    m = _lc()
+    for cid in ID_CORPUS:
+        history(cid).add_messages([m.HumanMessage(cid)])
+    for cid in ID_CORPUS:
+        assert history(cid).messages == [m.HumanMessage(cid)]
+
+
+def test_langchain_reads_chatmem_written_history(
+    history: Callable[..., Any], repo: BaseChatMemoryRepository
+) -> None:
+    from chatmem.core.integrations.langchain import to_langchain
+
+    repo.save_all("native", full_corpus())
+    seen = history("native").messages
+    assert seen == to_langchain(full_corpus(), group_tool_responses=False)
+    history("copy").add_messages(seen)
+    assert repo.find_by_conversation_id("copy") == full_corpus()
+
+
+def test_langchain_window_mode(history: Callable[..., Any]) -> None:
+    m = _lc()
+    h = history(max_messages=4)
+    h.add_messages([m.SystemMessage("s")])
+    for i in range(5):
+        h.add_messages([m.HumanMessage(f"u{i}"), m.AIMessage(f"a{i}")])
+    assert h.messages == [m.SystemMessage("s"), m.HumanMessage("u4"), m.AIMessage("a4")]
+
+
+def test_langchain_concurrent_adds_all_land(history: Callable[..., Any]) -> None:
+    m = _lc()
+
+    def writer(n: int) -> None:
+        h = history("busy")
+        for i in range(10):
+            h.add_messages([m.HumanMessage(f"{n}-{i}")])
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    texts = [x.content for x in history("busy").messages]
+    assert sorted(texts) == sorted(f"{n}-{i}" for n in range(4) for i in range(10))
+    for n in range(4):
+        assert [t for t in texts if t.startswith(f"{n}-")] == [f"{n}-{i}" for i in range(10)]
+
+
+def test_langchain_runnable_with_message_history(history: Callable[..., Any]) -> None:
+    m = _lc()
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    model = GenericFakeChatModel(messages=iter([m.AIMessage("first"), m.AIMessage("second")]))
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Be terse."), MessagesPlaceholder("history"), ("human", "{question}")])
+    chain = RunnableWithMessageHistory(
+        prompt | model, lambda session_id: history(session_id),
+        input_messages_key="question", history_messages_key="history")
+    config = {"configurable": {"session_id": "rwmh"}}
+    chain.invoke({"question": "one?"}, config=config)
+    chain.invoke({"question": "two?"}, config=config)
+    stored = history("rwmh").messages
+    assert [type(x).__name__ for x in stored] == ["HumanMessage", "AIMessage"] * 2
+    assert [x.content for x in stored] == ["one?", "first", "two?", "second"]
+
+
+def test_langchain_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None:
+    _lc()
+    from chatmem.core import InvalidArgumentError
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    with pytest.raises(InvalidArgumentError):
+        ChatmemChatMessageHistory(repo, "")
+    with pytest.raises(InvalidArgumentError):
+        ChatmemChatMessageHistory(object(), "x")  # type: ignore[arg-type]
+
+
+# == LlamaIndex ==============================================================================
+def _li() -> Any:
+    pytest.importorskip("llama_index.core", reason="llama-index-core not installed (extra: llamaindex)")
+    from llama_index.core.base.llms import types
+
+    return types
+
+
+@pytest.fixture
+def store(repo: BaseChatMemoryRepository) -> Any:
+    _li()
+    from chatmem.core.integrations.llamaindex import ChatmemChatStore
+
+    return ChatmemChatStore(repo)
+
+
+def li_sample() -> list[Any]:
+    t = _li()
+    return [
+        t.ChatMessage(role="system", content="Be terse."),
+        t.ChatMessage(role="user", blocks=[t.TextBlock(text="see"),
+                                           t.ImageBlock(image=PNG, image_mimetype="image/png")]),
+        t.ChatMessage(role="assistant", blocks=[t.ToolCallBlock(tool_call_id="t1", tool_name="f",
+                                                                tool_kwargs={"x": 1})]),
+        t.ChatMessage(role="tool", content="1", additional_kwargs={"tool_call_id": "t1", "name": "f"}),
+        t.ChatMessage(role="assistant", content="Done. 🙂", additional_kwargs={"model": "m"}),
+    ]
+
+
+def test_llamaindex_unknown_key_is_empty(store: Any) -> None:
+    assert store.get_messages("nobody") == []
+    assert store.delete_messages("nobody") is None
+    assert store.delete_message("nobody", 0) is None
+    assert store.delete_last_message("nobody") is None
+
+
+def test_llamaindex_set_and_get_exactly(store: Any) -> None:
+    store.set_messages("k", li_sample())
+    assert store.get_messages("k") == li_sample()
+    store.set_messages("k", li_sample()[:2])
+    assert store.get_messages("k") == li_sample()[:2]
+    store.set_messages("k", [])
+    assert store.get_messages("k") == [] and "k" not in store.get_keys()
+
+
+def test_llamaindex_add_message_appends_or_inserts(store: Any) -> None:
+    t = _li()
+    for message in li_sample():
+        store.add_message("k", message)
+    assert store.get_messages("k") == li_sample()
+    first = t.ChatMessage(role="user", content="first")
+    store.add_message("k", first, idx=0)
+    assert store.get_messages("k") == [first, *li_sample()]
+
+
+def test_llamaindex_delete_operations(store: Any) -> None:
+    sample = li_sample()
+    store.set_messages("k", sample)
+    assert store.delete_message("k", 1) == sample[1]
+    assert store.get_messages("k") == [sample[0], *sample[2:]]
+    assert store.delete_message("k", 99) is None
+    assert store.delete_last_message("k") == sample[-1]
+    assert store.get_messages("k") == [sample[0], *sample[2:-1]]
+    assert store.delete_messages("k") == [sample[0], *sample[2:-1]]
+    assert store.get_messages("k") == [] and store.delete_messages("k") is None
+
+
+def test_llamaindex_keys(store: Any) -> None:
+    t = _li()
+    for key in ID_CORPUS:
+        store.add_message(key, t.ChatMessage(role="user", content=key))
+    assert set(store.get_keys()) == set(ID_CORPUS)
+    for key in ID_CORPUS:
+        assert store.get_messages(key)[0].content == key
+
+
+def test_llamaindex_async_methods(store: Any) -> None:
+    t = _li()
+    hi = t.ChatMessage(role="user", content="hi")
+
+    async def scenario() -> None:
+        await store.aset_messages("k", [hi])
+        await store.async_add_message("k", t.ChatMessage(role="assistant", content="yo"))
+        assert [m.content for m in await store.aget_messages("k")] == ["hi", "yo"]
+        assert (await store.adelete_last_message("k")).content == "yo"
+        assert await store.aget_keys() == ["k"]
+        assert await store.adelete_messages("k") == [hi]
+
+    asyncio.run(scenario())
+
+
+def test_llamaindex_reads_chatmem_written_history(store: Any, repo: BaseChatMemoryRepository) -> None:
+    repo.save_all("native", full_corpus())
+    seen = store.get_messages("native")
+    store.set_messages("copy", seen)
+    assert repo.find_by_conversation_id("copy") == full_corpus()
+    grouped = ToolResponseMessage((ToolResponse(id="a", name="f", response_data="1"),
+                                   ToolResponse(id="b", name="g", response_data="2")))
+    repo.save_all("g", [UserMessage("u"), AssistantMessage(None, tool_calls=(
+        ToolCall(id="a", name="f"), ToolCall(id="b", name="g"))), grouped])
+    assert len(store.get_messages("g")) == 4
+    assert store.delete_message("g", 0) is not None
+    assert repo.find_by_conversation_id("g")[-1] == grouped
+
+
+def test_llamaindex_chat_memory_buffer_uses_the_store(store: Any) -> None:
+    t = _li()
+    from llama_index.core.memory import ChatMemoryBuffer
+
+    memory = ChatMemoryBuffer.from_defaults(chat_store=store, chat_store_key="buf", token_limit=10_000)
+    memory.put(t.ChatMessage(role="user", content="hello"))
+    memory.put(t.ChatMessage(role="assistant", content="hi there"))
+    assert [m.content for m in memory.get()] == ["hello", "hi there"]
+    assert [m.content for m in store.get_messages("buf")] == ["hello", "hi there"]
+    memory.reset()
+    assert store.get_messages("buf") == []
+
+
+def test_llamaindex_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None:
+    _li()
+    from chatmem.core import InvalidArgumentError
+    from chatmem.core.integrations.llamaindex import ChatmemChatStore
+
+    with pytest.raises(InvalidArgumentError):
+        ChatmemChatStore(object())  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        ChatmemChatStore(repo).get_messages("")
