@@ -63,7 +63,7 @@ def make_repo(backend: tuple[Any, Any]) -> Iterator[Callable[[], BaseChatMemoryR
     made: list[BaseChatMemoryRepository] = []
 
     def make() -> BaseChatMemoryRepository:
-        repo = harness.make_repository(server)
+        repo: BaseChatMemoryRepository = harness.make_repository(server)
         made.append(repo)
         return repo
 
@@ -100,12 +100,21 @@ def lc_sample() -> list[Any]:
     m = _lc()
     return [
         m.SystemMessage("You are terse."),
-        m.HumanMessage(content=[{"type": "text", "text": "what is this?"},
-                                {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}],
-                       id="h-1"),
-        m.AIMessage("", tool_calls=[{"name": "f", "args": {"x": 1}, "id": "t1", "type": "tool_call"},
-                                    {"name": "g", "args": {}, "id": "t2", "type": "tool_call"}],
-                    usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7}),
+        m.HumanMessage(
+            content=[
+                {"type": "text", "text": "what is this?"},
+                {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
+            ],
+            id="h-1",
+        ),
+        m.AIMessage(
+            "",
+            tool_calls=[
+                {"name": "f", "args": {"x": 1}, "id": "t1", "type": "tool_call"},
+                {"name": "g", "args": {}, "id": "t2", "type": "tool_call"},
+            ],
+            usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7},
+        ),
         m.ToolMessage("one", tool_call_id="t1", name="f"),
         m.ToolMessage("two", tool_call_id="t2", status="error", artifact=[1, 2]),
         m.AIMessage("Done. ümlaut 漢字 🙂", response_metadata={"finish_reason": "stop"}),
@@ -124,7 +133,9 @@ def test_langchain_add_messages_reads_back_exactly(history: Callable[..., Any]) 
     assert history().messages == lc_sample()  # a second handle sees the same store
 
 
-def test_langchain_adding_one_at_a_time_equals_adding_in_a_batch(history: Callable[..., Any]) -> None:
+def test_langchain_adding_one_at_a_time_equals_adding_in_a_batch(
+    history: Callable[..., Any],
+) -> None:
     one, batch = history("one"), history("batch")
     for message in lc_sample():
         one.add_message(message)
@@ -220,11 +231,15 @@ def test_langchain_runnable_with_message_history(history: Callable[..., Any]) ->
 
     model = GenericFakeChatModel(messages=iter([m.AIMessage("first"), m.AIMessage("second")]))
     prompt = ChatPromptTemplate.from_messages(
-        [("system", "Be terse."), MessagesPlaceholder("history"), ("human", "{question}")])
+        [("system", "Be terse."), MessagesPlaceholder("history"), ("human", "{question}")]
+    )
     chain = RunnableWithMessageHistory(
-        prompt | model, lambda session_id: history(session_id),
-        input_messages_key="question", history_messages_key="history")
-    config = {"configurable": {"session_id": "rwmh"}}
+        prompt | model,
+        lambda session_id: history(session_id),
+        input_messages_key="question",
+        history_messages_key="history",
+    )
+    config: Any = {"configurable": {"session_id": "rwmh"}}
     chain.invoke({"question": "one?"}, config=config)
     chain.invoke({"question": "two?"}, config=config)
     stored = history("rwmh").messages
@@ -245,7 +260,9 @@ def test_langchain_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None
 
 # == LlamaIndex ==============================================================================
 def _li() -> Any:
-    pytest.importorskip("llama_index.core", reason="llama-index-core not installed (extra: llamaindex)")
+    pytest.importorskip(
+        "llama_index.core", reason="llama-index-core not installed (extra: llamaindex)"
+    )
     from llama_index.core.base.llms import types
 
     return types
@@ -263,11 +280,17 @@ def li_sample() -> list[Any]:
     t = _li()
     return [
         t.ChatMessage(role="system", content="Be terse."),
-        t.ChatMessage(role="user", blocks=[t.TextBlock(text="see"),
-                                           t.ImageBlock(image=PNG, image_mimetype="image/png")]),
-        t.ChatMessage(role="assistant", blocks=[t.ToolCallBlock(tool_call_id="t1", tool_name="f",
-                                                                tool_kwargs={"x": 1})]),
-        t.ChatMessage(role="tool", content="1", additional_kwargs={"tool_call_id": "t1", "name": "f"}),
+        t.ChatMessage(
+            role="user",
+            blocks=[t.TextBlock(text="see"), t.ImageBlock(image=PNG, image_mimetype="image/png")],
+        ),
+        t.ChatMessage(
+            role="assistant",
+            blocks=[t.ToolCallBlock(tool_call_id="t1", tool_name="f", tool_kwargs={"x": 1})],
+        ),
+        t.ChatMessage(
+            role="tool", content="1", additional_kwargs={"tool_call_id": "t1", "name": "f"}
+        ),
         t.ChatMessage(role="assistant", content="Done. 🙂", additional_kwargs={"model": "m"}),
     ]
 
@@ -334,15 +357,29 @@ def test_llamaindex_async_methods(store: Any) -> None:
     asyncio.run(scenario())
 
 
-def test_llamaindex_reads_chatmem_written_history(store: Any, repo: BaseChatMemoryRepository) -> None:
+def test_llamaindex_reads_chatmem_written_history(
+    store: Any, repo: BaseChatMemoryRepository
+) -> None:
     repo.save_all("native", full_corpus())
     seen = store.get_messages("native")
     store.set_messages("copy", seen)
     assert repo.find_by_conversation_id("copy") == full_corpus()
-    grouped = ToolResponseMessage((ToolResponse(id="a", name="f", response_data="1"),
-                                   ToolResponse(id="b", name="g", response_data="2")))
-    repo.save_all("g", [UserMessage("u"), AssistantMessage(None, tool_calls=(
-        ToolCall(id="a", name="f"), ToolCall(id="b", name="g"))), grouped])
+    grouped = ToolResponseMessage(
+        (
+            ToolResponse(id="a", name="f", response_data="1"),
+            ToolResponse(id="b", name="g", response_data="2"),
+        )
+    )
+    repo.save_all(
+        "g",
+        [
+            UserMessage("u"),
+            AssistantMessage(
+                None, tool_calls=(ToolCall(id="a", name="f"), ToolCall(id="b", name="g"))
+            ),
+            grouped,
+        ],
+    )
     assert len(store.get_messages("g")) == 4
     assert store.delete_message("g", 0) is not None
     assert repo.find_by_conversation_id("g")[-1] == grouped
@@ -352,7 +389,9 @@ def test_llamaindex_chat_memory_buffer_uses_the_store(store: Any) -> None:
     t = _li()
     from llama_index.core.memory import ChatMemoryBuffer
 
-    memory = ChatMemoryBuffer.from_defaults(chat_store=store, chat_store_key="buf", token_limit=10_000)
+    memory = ChatMemoryBuffer.from_defaults(
+        chat_store=store, chat_store_key="buf", token_limit=10_000
+    )
     memory.put(t.ChatMessage(role="user", content="hello"))
     memory.put(t.ChatMessage(role="assistant", content="hi there"))
     assert [m.content for m in memory.get()] == ["hello", "hi there"]

@@ -58,7 +58,7 @@ def test_invalid_conversation_id_in_context_is_rejected(advisor: MessageChatMemo
 def test_first_call_stores_the_user_message_and_after_stores_the_reply(
     advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
 ) -> None:
-    prompt = [SYS, UserMessage("hi")]
+    prompt: list[Message] = [SYS, UserMessage("hi")]
     assert advisor.before(prompt, CTX) == prompt
     assert memory.get("c1") == [UserMessage("hi")]
     advisor.after(AssistantMessage("hello"), CTX)
@@ -98,7 +98,7 @@ def test_a_broken_run_counts_as_absent(
     advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
 ) -> None:
     memory.add("c1", [UserMessage("u1"), AssistantMessage("a1")])
-    prompt = [UserMessage("u1"), UserMessage("between"), AssistantMessage("a1")]
+    prompt: list[Message] = [UserMessage("u1"), UserMessage("between"), AssistantMessage("a1")]
     advised = advisor.before(prompt, CTX)
     assert advised == [UserMessage("u1"), AssistantMessage("a1"), *prompt]
 
@@ -145,7 +145,9 @@ def test_wrap_sync_function_forwards_arguments_and_stores_both_sides(
     assert len(memory.get("c1")) == 4
 
 
-def test_wrap_async_function(advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory) -> None:
+def test_wrap_async_function(
+    advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
+) -> None:
     @advisor.wrap
     async def chat(messages: list[Message]) -> str:
         await asyncio.sleep(0)
@@ -153,8 +155,12 @@ def test_wrap_async_function(advisor: MessageChatMemoryAdvisor, memory: MessageW
 
     assert asyncio.run(chat([UserMessage("x")], context=CTX)) == "echo 1"
     assert asyncio.run(chat([UserMessage("y")], context=CTX)) == "echo 3"
-    assert memory.get("c1") == [UserMessage("x"), AssistantMessage("echo 1"), UserMessage("y"),
-                                AssistantMessage("echo 3")]
+    assert memory.get("c1") == [
+        UserMessage("x"),
+        AssistantMessage("echo 1"),
+        UserMessage("y"),
+        AssistantMessage("echo 3"),
+    ]
 
 
 def test_wrap_function_returning_an_awaitable(
@@ -164,8 +170,10 @@ def test_wrap_function_returning_an_awaitable(
         return [AssistantMessage("a"), AssistantMessage("b")]
 
     wrapped = advisor.wrap(lambda messages: model(messages))
-    assert asyncio.run(wrapped([UserMessage("x")], context=CTX)) == [AssistantMessage("a"),
-                                                                      AssistantMessage("b")]
+    assert asyncio.run(wrapped([UserMessage("x")], context=CTX)) == [
+        AssistantMessage("a"),
+        AssistantMessage("b"),
+    ]
     assert memory.get("c1") == [UserMessage("x"), AssistantMessage("a"), AssistantMessage("b")]
 
 
@@ -196,14 +204,18 @@ def test_invalid_reply_is_rejected(advisor: MessageChatMemoryAdvisor) -> None:
         MessageChatMemoryAdvisor(object())  # type: ignore[arg-type]
 
 
-def test_conversations_are_kept_apart(advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory) -> None:
+def test_conversations_are_kept_apart(
+    advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
+) -> None:
     advisor.before([UserMessage("to c1")], {CONVERSATION_ID: "c1"})
     advisor.before([UserMessage("to c2")], {CONVERSATION_ID: "c2"})
     assert memory.get("c1") == [UserMessage("to c1")]
     assert memory.get("c2") == [UserMessage("to c2")]
 
 
-def test_openai_tool_loop_end_to_end(advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory) -> None:
+def test_openai_tool_loop_end_to_end(
+    advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
+) -> None:
     """A fake chat-completions model with parallel tool calls; the app keeps OpenAI dicts and
     the tool results of one round are stored as one ToolResponseMessage."""
     sent: list[list[dict[str, Any]]] = []
@@ -211,9 +223,23 @@ def test_openai_tool_loop_end_to_end(advisor: MessageChatMemoryAdvisor, memory: 
     def fake_completion(messages: list[dict[str, Any]]) -> dict[str, Any]:
         sent.append(messages)
         if messages[-1]["role"] == "user":
-            return {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-                {"id": "a", "type": "function", "function": {"name": "temp", "arguments": "{}"}},
-                {"id": "b", "type": "function", "function": {"name": "wind", "arguments": "{}"}}]}
+            return {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [
+                    {
+                        "id": "a",
+                        "type": "function",
+                        "function": {"name": "temp", "arguments": "{}"},
+                    },
+                    {
+                        "id": "b",
+                        "type": "function",
+                        "function": {"name": "wind", "arguments": "{}"},
+                    },
+                ],
+            }
         return {"role": "assistant", "content": "21 °C, calm.", "refusal": None}
 
     @advisor.wrap
@@ -223,13 +249,19 @@ def test_openai_tool_loop_end_to_end(advisor: MessageChatMemoryAdvisor, memory: 
     history = [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Weather?"}]
     reply = chat(from_openai(history), context=CTX)
     history += to_openai([reply], for_api=True)
-    history += [{"role": "tool", "tool_call_id": "a", "content": "21"},
-                {"role": "tool", "tool_call_id": "b", "content": "calm"}]
+    history += [
+        {"role": "tool", "tool_call_id": "a", "content": "21"},
+        {"role": "tool", "tool_call_id": "b", "content": "calm"},
+    ]
     final = chat(from_openai(history), context=CTX)
     assert final.text == "21 °C, calm."
     assert all("chatmem" not in d for batch in sent for d in batch)
     stored = memory.get("c1")
-    assert [type(m).__name__ for m in stored] == ["UserMessage", "AssistantMessage",
-                                                  "ToolResponseMessage", "AssistantMessage"]
+    assert [type(m).__name__ for m in stored] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResponseMessage",
+        "AssistantMessage",
+    ]
     assert [(r.id, r.name) for r in stored[2].responses] == [("a", "temp"), ("b", "wind")]  # type: ignore[union-attr]
     assert sent[1][0] == {"role": "system", "content": "Be terse."} and len(sent[1]) == 5

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from chatmem.core import (
-    AssistantMessage,
     InMemoryChatMemoryRepository,
     InvalidArgumentError,
     UserMessage,
@@ -30,8 +29,12 @@ from conformance_tests.corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
 
 
 def dated(messages: list[Any], step_us: int = 1) -> list[Any]:
-    return [m.with_store_fields(created_at=FIXED_TS + timedelta(microseconds=i * step_us), position=None)
-            for i, m in enumerate(messages)]
+    return [
+        m.with_store_fields(
+            created_at=FIXED_TS + timedelta(microseconds=i * step_us), position=None
+        )
+        for i, m in enumerate(messages)
+    ]
 
 
 def filled() -> InMemoryChatMemoryRepository:
@@ -53,11 +56,16 @@ def test_export_import_round_trip_keeps_content_and_created_at() -> None:
     text = export_text(source)
     assert len(text.splitlines()) == len(ID_CORPUS) + 1
     target = InMemoryChatMemoryRepository()
-    assert import_conversations(target, io.StringIO(text)) == (len(ID_CORPUS) + 1, 7 + 2 * len(ID_CORPUS))
+    assert import_conversations(target, io.StringIO(text)) == (
+        len(ID_CORPUS) + 1,
+        7 + 2 * len(ID_CORPUS),
+    )
     assert export_text(target) == text
     stored = target.find_by_conversation_id("corpus")
     assert stored == full_corpus()
-    assert [m.created_at for m in stored] == [FIXED_TS + timedelta(microseconds=i) for i in range(7)]
+    assert [m.created_at for m in stored] == [
+        FIXED_TS + timedelta(microseconds=i) for i in range(7)
+    ]
 
 
 def test_import_is_idempotent_and_replaces() -> None:
@@ -74,12 +82,24 @@ def test_export_selected_ids_in_the_order_given() -> None:
     lines = [json.loads(line) for line in text.splitlines()]
     assert [d["conversation_id"] for d in lines] == ["a", "A", "unknown"]
     assert lines[2]["messages"] == []
-    assert lines[0]["messages"][0] == {"v": 1, "type": "USER", "text": "u6",
-                                       "created_at": "2024-02-29T12:34:56.789012+00:00"}
+    assert lines[0]["messages"][0] == {
+        "v": 1,
+        "type": "USER",
+        "text": "u6",
+        "created_at": "2024-02-29T12:34:56.789012+00:00",
+    }
 
 
-@pytest.mark.parametrize("line", ["not json", "{}", '{"conversation_id": "x", "messages": [{"v": 9}]}',
-                                  '{"conversation_id": "", "messages": []}', "[1]"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "not json",
+        "{}",
+        '{"conversation_id": "x", "messages": [{"v": 9}]}',
+        '{"conversation_id": "", "messages": []}',
+        "[1]",
+    ],
+)
 def test_malformed_import_lines_name_their_line(line: str) -> None:
     repo = InMemoryChatMemoryRepository()
     with pytest.raises(InvalidArgumentError, match="line 2"):
@@ -92,7 +112,11 @@ def test_migrate_copies_then_copies_nothing_new() -> None:
     source, target = filled(), InMemoryChatMemoryRepository()
     done: list[int] = []
     first = migrate(source, target, page_size=3, progress=done.append)
-    assert (first.copied, first.unchanged, first.messages) == (len(ID_CORPUS) + 1, 0, 7 + 2 * len(ID_CORPUS))
+    assert (first.copied, first.unchanged, first.messages) == (
+        len(ID_CORPUS) + 1,
+        0,
+        7 + 2 * len(ID_CORPUS),
+    )
     assert done == list(range(1, len(ID_CORPUS) + 2))
     assert export_text(target) == export_text(source)
     second = migrate(source, target)
@@ -146,7 +170,9 @@ def sqlite_url(tmp_path: Path) -> Any:
     return lambda name: f"sqlite:///{tmp_path / name}"
 
 
-def test_cli_export_import_stats(sqlite_url: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_import_stats(
+    sqlite_url: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from chatmem.core import repository_from_url
 
     src = sqlite_url("src.db")
@@ -167,8 +193,11 @@ def test_cli_export_import_stats(sqlite_url: Any, tmp_path: Path, capsys: pytest
     assert capsys.readouterr().out == dump.read_text(encoding="utf-8")
     assert main(["stats", "--url", dst, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {
-        "conversations": 2, "messages": 9, "oldest": FIXED_TS.isoformat(),
-        "newest": (FIXED_TS + timedelta(microseconds=6)).isoformat()}
+        "conversations": 2,
+        "messages": 9,
+        "oldest": FIXED_TS.isoformat(),
+        "newest": (FIXED_TS + timedelta(microseconds=6)).isoformat(),
+    }
     assert main(["stats", "--url", dst]) == 0
     assert "conversations 2" in capsys.readouterr().out
     assert main(["import", str(tmp_path / "missing.jsonl"), "--url", dst]) == 2
@@ -196,8 +225,9 @@ def test_migrate_10000_conversations_sqlite_to_sqlite(
     started = time.monotonic()
     assert main(["migrate", "--from", src, "--to", dst, "--page-size", "700"]) == 0
     out, err = capsys.readouterr()
-    assert out.strip() == ("migrated 10000 conversations: 10000 copied (20050 messages), "
-                           "0 already up to date")
+    assert out.strip() == (
+        "migrated 10000 conversations: 10000 copied (20050 messages), 0 already up to date"
+    )
     assert err == ""  # no progress bar when stderr is not a terminal
     assert time.monotonic() - started < 60
     exports = []
@@ -208,7 +238,8 @@ def test_migrate_10000_conversations_sqlite_to_sqlite(
     capsys.readouterr()
     assert main(["migrate", "--from", src, "--to", dst]) == 0
     assert capsys.readouterr().out.strip() == (
-        "migrated 10000 conversations: 0 copied (0 messages), 10000 already up to date")
+        "migrated 10000 conversations: 0 copied (0 messages), 10000 already up to date"
+    )
 
 
 def test_migrate_into_the_selected_backend(

@@ -55,8 +55,6 @@ from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_e
 
 __all__ = [
     "CONVERSATION_ID",
-    "ChatMemory",
-    "MessageChatMemoryAdvisor",
     "DEFAULT_MAX_MESSAGES",
     "FORMAT_VERSION",
     "AssistantMessage",
@@ -64,6 +62,7 @@ __all__ = [
     "BackendUnavailableError",
     "BaseChatMemoryRepository",
     "Capability",
+    "ChatMemory",
     "ChatMemoryError",
     "ChatMemoryRepository",
     "ChatTurn",
@@ -74,6 +73,7 @@ __all__ = [
     "InvalidIdentifierError",
     "Media",
     "Message",
+    "MessageChatMemoryAdvisor",
     "MessageType",
     "MessageWindowChatMemory",
     "MissingDependencyError",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, Union, cast, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from ._errors import InvalidArgumentError
 from ._messages import (
@@ -34,7 +34,7 @@ from ._validation import validate_conversation_id, validate_messages
 CONVERSATION_ID = "chat_memory_conversation_id"
 """The call-context key holding the conversation id (Spring AI's ``ChatMemory.CONVERSATION_ID``)."""
 
-Reply = Union[Message, Sequence[Message], str]
+Reply = Message | Sequence[Message] | str
 R = TypeVar("R")
 
 
@@ -55,7 +55,9 @@ def conversation_id_of(context: Mapping[str, Any] | None) -> str:
         raise InvalidArgumentError(
             "context", f"has no conversation id under {CONVERSATION_ID!r} (there is no default)"
         )
-    return validate_conversation_id(context[CONVERSATION_ID], argument=f"context[{CONVERSATION_ID!r}]")
+    return validate_conversation_id(
+        context[CONVERSATION_ID], argument=f"context[{CONVERSATION_ID!r}]"
+    )
 
 
 def find_run(haystack: Sequence[Message], needle: Sequence[Message]) -> int:
@@ -70,7 +72,9 @@ def find_run(haystack: Sequence[Message], needle: Sequence[Message]) -> int:
     return -1
 
 
-def advise(memory: Sequence[Message], prompt: Sequence[Message]) -> tuple[list[Message], int | None]:
+def advise(
+    memory: Sequence[Message], prompt: Sequence[Message]
+) -> tuple[list[Message], int | None]:
     """The pure part of ``before``: the advised prompt, and the index in it of the message to
     store (None when there is none outside the memory run)."""
     at = find_run(prompt, memory) if memory else -1

@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     export.add_argument("ids", nargs="*", metavar="ID")
     export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
     imp = sub.add_parser("import", parents=[common],
-                         help="read JSON Lines from export; each conversation replaces the stored one")
+                         help="read JSON Lines; each conversation replaces the stored one")
     imp.add_argument("input", nargs="?", default="-", help="file to read (default stdin)")
     migrate = sub.add_parser("migrate", help="copy every conversation from one store to another")
     migrate.add_argument("--from", dest="source", required=True, metavar="URL")

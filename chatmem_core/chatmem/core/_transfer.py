@@ -80,7 +80,9 @@ def line_to_conversation(line: str, *, where: str = "line") -> tuple[str, list[M
     """Parse one export line; InvalidArgumentError naming ``where`` when it is malformed."""
     try:
         record = json.loads(line)
-        cid = validate_conversation_id(record["conversation_id"], argument=f"{where}.conversation_id")
+        cid = validate_conversation_id(
+            record["conversation_id"], argument=f"{where}.conversation_id"
+        )
         messages = []
         for d in record["messages"]:
             ts = d.pop("created_at", None)
@@ -93,7 +95,9 @@ def line_to_conversation(line: str, *, where: str = "line") -> tuple[str, list[M
     return cid, messages
 
 
-def _ids(repo: BaseChatMemoryRepository, ids: Iterable[str] | None, page_size: int) -> Iterator[str]:
+def _ids(
+    repo: BaseChatMemoryRepository, ids: Iterable[str] | None, page_size: int
+) -> Iterator[str]:
     return iter(ids) if ids is not None else repo.iter_conversation_ids(page_size=page_size)
 
 
@@ -158,12 +162,16 @@ def migrate(
     return MigrationResult(copied, unchanged, written)
 
 
-def count_conversations(repo: BaseChatMemoryRepository, *, page_size: int = DEFAULT_PAGE_SIZE) -> int:
+def count_conversations(
+    repo: BaseChatMemoryRepository, *, page_size: int = DEFAULT_PAGE_SIZE
+) -> int:
     """How many conversations ``repo`` holds (pages through the ids only)."""
     return sum(1 for _ in repo.iter_conversation_ids(page_size=page_size))
 
 
-def store_stats(repo: BaseChatMemoryRepository, *, page_size: int = DEFAULT_PAGE_SIZE) -> StoreStats:
+def store_stats(
+    repo: BaseChatMemoryRepository, *, page_size: int = DEFAULT_PAGE_SIZE
+) -> StoreStats:
     """Conversations, messages and the oldest/newest ``created_at``, over the whole store."""
     conversations = messages = 0
     oldest: datetime | None = None

@@ -147,9 +147,7 @@ def decode_item(codec: FormatCodec[X], xs: list[X], names: ToolNames) -> Message
     return _with_metadata(base, {codec.key: {"raw": raw}})
 
 
-def encode_item(
-    codec: FormatCodec[X], m: Message, marker: int | None, names: ToolNames
-) -> list[X]:
+def encode_item(codec: FormatCodec[X], m: Message, marker: int | None, names: ToolNames) -> list[X]:
     """One chatmem message to foreign messages: the carried original, else natural, else
     the whole message in the envelope. Each path is taken only when ``decode_item`` of its
     result gives ``m`` back."""
@@ -171,7 +169,7 @@ def encode_item(
 def _with_metadata(m: Message, metadata: Mapping[str, Any]) -> Message:
     import dataclasses
 
-    return dataclasses.replace(m, metadata=freeze_metadata(metadata))  # type: ignore[type-var, return-value]
+    return dataclasses.replace(m, metadata=freeze_metadata(metadata))
 
 
 def split(codec: FormatCodec[X], xs: Sequence[X], group: bool) -> list[list[X]]:
@@ -238,7 +236,7 @@ def encode_messages(
         got = split(codec, flat, group)
         if got == items:
             return flat
-        bad = next(i for i, (a, b) in enumerate(zip(got, items)) if a != b)
+        bad = next(i for i, (a, b) in enumerate(zip(got, items, strict=False)) if a != b)
         items[bad] = [codec.wrap(ms[bad])]
     raise AssertionError("tool message grouping did not settle")  # pragma: no cover
 
@@ -267,4 +265,3 @@ def check_json(argument: str, value: Any) -> Any:
         return freeze_metadata({"v": value})["v"]
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(argument, str(exc).split(": ", 1)[-1]) from exc
-

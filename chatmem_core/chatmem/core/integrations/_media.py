@@ -89,7 +89,7 @@ def encode_media(
 ) -> tuple[list[Any], list[dict[str, Any]] | None]:
     """Parts for ``media`` plus the per-media corrections (None when none is needed)."""
     parts = [to_part(m) for m in media]
-    infos = [info_for(m, from_part(p)) for m, p in zip(media, parts)]
+    infos = [info_for(m, from_part(p)) for m, p in zip(media, parts, strict=True)]
     return parts, (infos if any(infos) else None)
 
 
@@ -100,4 +100,4 @@ def decode_media(
     if infos is not None and (not isinstance(infos, list) or len(infos) != len(parts)):
         raise ValueError("media corrections do not match the parts")
     fixes: list[Any] = infos if isinstance(infos, list) else [None] * len(parts)
-    return tuple(apply_info(from_part(p), fix) for p, fix in zip(parts, fixes))
+    return tuple(apply_info(from_part(p), fix) for p, fix in zip(parts, fixes, strict=True))

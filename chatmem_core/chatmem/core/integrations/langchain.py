@@ -89,7 +89,9 @@ def from_langchain(
     xs = list(messages)
     for i, x in enumerate(xs):
         if not isinstance(x, BaseMessage):
-            raise InvalidArgumentError(f"messages[{i}]", f"is a {type(x).__name__}, not a BaseMessage")
+            raise InvalidArgumentError(
+                f"messages[{i}]", f"is a {type(x).__name__}, not a BaseMessage"
+            )
     return decode_messages(_CODEC, xs, group=group_tool_responses)
 
 
@@ -121,7 +123,9 @@ class ChatmemChatMessageHistory(BaseChatMessageHistory):
         self.repository = repository
         self.conversation_id = validate_conversation_id(conversation_id)
         self.memory = (
-            None if max_messages is None else MessageWindowChatMemory(repository, max_messages=max_messages)
+            None
+            if max_messages is None
+            else MessageWindowChatMemory(repository, max_messages=max_messages)
         )
 
     @property
@@ -167,7 +171,12 @@ def _to_block(m: Media) -> dict[str, Any]:
 
 
 def _from_block(block: Any) -> Media:
-    if not isinstance(block, Mapping) or block.get("type") not in ("image", "audio", "video", "file"):
+    if not isinstance(block, Mapping) or block.get("type") not in (
+        "image",
+        "audio",
+        "video",
+        "file",
+    ):
         raise ValueError("not a media block")
     if not set(block) <= {"type", "base64", "url", "mime_type", "id", "extras"}:
         raise ValueError("unexpected media block keys")
@@ -176,8 +185,12 @@ def _from_block(block: Any) -> Media:
         raise ValueError("unexpected extras")
     if ("base64" in block) == ("url" in block):
         raise ValueError("a media block needs exactly one of base64 and url")
-    data: bytes | str = unb64(block["base64"]) if "base64" in block else require_str(block["url"], "url")
-    mime = block.get("mime_type") or (guess_mime(data, block["type"]) if isinstance(data, str) else None)
+    data: bytes | str = (
+        unb64(block["base64"]) if "base64" in block else require_str(block["url"], "url")
+    )
+    mime = block.get("mime_type") or (
+        guess_mime(data, block["type"]) if isinstance(data, str) else None
+    )
     if mime is None:
         raise ValueError("bytes without a mime type")
     return Media(
@@ -238,7 +251,9 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
 
     # natural mapping -------------------------------------------------------------------
     @staticmethod
-    def _extras(x: BaseMessage, defaults: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _extras(
+        x: BaseMessage, defaults: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """(what only LangChain says, the chatmem envelope) of one message."""
         partial: dict[str, Any] = {f: getattr(x, f) for f in _COMMON if getattr(x, f) is not None}
         kwargs = dict(x.additional_kwargs)
@@ -285,7 +300,9 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
             call_env = env.pop("tool_calls", None) or [{}] * len(head.tool_calls)
             if len(call_env) != len(head.tool_calls):
                 raise ValueError("tool call envelope does not match")
-            calls = tuple(self._decode_call(c, e) for c, e in zip(head.tool_calls, call_env))
+            calls = tuple(
+                self._decode_call(c, e) for c, e in zip(head.tool_calls, call_env, strict=True)
+            )
             if "text" in env:
                 text = env.pop("text")
             elif text == "" and calls:
@@ -331,8 +348,13 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
             if name == "":
                 raise ValueError("an empty tool name is not told apart from none")
             partials.append(partial)
-            responses.append(ToolResponse(id=x.tool_call_id, name=name or "",
-                                          response_data=require_str(x.content, "content")))
+            responses.append(
+                ToolResponse(
+                    id=x.tool_call_id,
+                    name=name or "",
+                    response_data=require_str(x.content, "content"),
+                )
+            )
         if any(partials):
             if KEY in metadata:
                 raise ValueError("metadata already holds the langchain key")
@@ -391,13 +413,17 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
         return kwargs
 
     def _encode_tools(
-        self, m: ToolResponseMessage, marker: int | None, partial: dict[str, Any], env: dict[str, Any]
+        self,
+        m: ToolResponseMessage,
+        marker: int | None,
+        partial: dict[str, Any],
+        env: dict[str, Any],
     ) -> list[BaseMessage]:
         partials = partial.pop("tool_messages", None) or [{}] * len(m.responses)
         if partial or len(partials) != len(m.responses):
             raise ValueError("metadata['langchain'] does not match the responses")
         out: list[BaseMessage] = []
-        for r, own in zip(m.responses, partials):
+        for r, own in zip(m.responses, partials, strict=True):
             kwargs = json.loads(json.dumps(own))
             kwargs.setdefault("name", r.name or None)
             out.append(ToolMessage(content=r.response_data, tool_call_id=r.id, **kwargs))
@@ -411,7 +437,10 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
             head = out[0]
             if ENVELOPE in head.additional_kwargs:
                 raise ValueError("additional_kwargs already holds the chatmem key")
-            head.additional_kwargs = {**head.additional_kwargs, ENVELOPE: json.loads(json.dumps(env))}
+            head.additional_kwargs = {
+                **head.additional_kwargs,
+                ENVELOPE: json.loads(json.dumps(env)),
+            }
         return out
 
 

@@ -72,8 +72,11 @@ from ._media import decode_media, encode_media, kind_of, unb64  # noqa: E402
 __all__ = ["ChatmemChatStore", "from_llamaindex", "to_llamaindex"]
 
 KEY = "llamaindex"
-_ROLES = {SystemMessage: MessageRole.SYSTEM, UserMessage: MessageRole.USER,
-          AssistantMessage: MessageRole.ASSISTANT}
+_ROLES = {
+    SystemMessage: MessageRole.SYSTEM,
+    UserMessage: MessageRole.USER,
+    AssistantMessage: MessageRole.ASSISTANT,
+}
 
 
 def from_llamaindex(
@@ -84,7 +87,9 @@ def from_llamaindex(
     xs = list(messages)
     for i, x in enumerate(xs):
         if not isinstance(x, ChatMessage):
-            raise InvalidArgumentError(f"messages[{i}]", f"is a {type(x).__name__}, not a ChatMessage")
+            raise InvalidArgumentError(
+                f"messages[{i}]", f"is a {type(x).__name__}, not a ChatMessage"
+            )
     return decode_messages(_CODEC, xs, group=group_tool_responses)
 
 
@@ -182,16 +187,25 @@ def _to_block(m: Media) -> Any:
     raw = isinstance(m.data, bytes)
     payload: dict[str, Any] = {"url": m.data} if isinstance(m.data, str) else {}
     if kind == "image":
-        return ImageBlock(**({"image": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-                          image_mimetype=m.mime_type)
+        return ImageBlock(
+            **({"image": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
+            image_mimetype=m.mime_type,
+        )
     if kind == "audio":
-        return AudioBlock(**({"audio": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-                          format=m.mime_type.split("/", 1)[1])
+        return AudioBlock(
+            **({"audio": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
+            format=m.mime_type.split("/", 1)[1],
+        )
     if kind == "video":
-        return VideoBlock(**({"video": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-                          video_mimetype=m.mime_type)
-    return DocumentBlock(**({"data": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-                         document_mimetype=m.mime_type, title=m.name)
+        return VideoBlock(
+            **({"video": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
+            video_mimetype=m.mime_type,
+        )
+    return DocumentBlock(
+        **({"data": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
+        document_mimetype=m.mime_type,
+        title=m.name,
+    )
 
 
 def _payload(block: Any, field: str) -> bytes | str:
@@ -221,7 +235,9 @@ def _from_block(block: Any) -> Media:
     if isinstance(block, DocumentBlock):
         if block.document_mimetype is None:
             raise ValueError("document without a mime type")
-        return Media(mime_type=block.document_mimetype, data=_payload(block, "data"), name=block.title)
+        return Media(
+            mime_type=block.document_mimetype, data=_payload(block, "data"), name=block.title
+        )
     raise ValueError(f"no media for {type(block).__name__}")
 
 
@@ -247,8 +263,9 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
         if isinstance(m, ToolResponseMessage):
             kwargs["tool_call_id"] = m.responses[0].id if m.responses else ""
             return ChatMessage(role=MessageRole.TOOL, blocks=[], additional_kwargs=kwargs)
-        return ChatMessage(role=_ROLES[type(m)], blocks=[TextBlock(text=m.text or "")],
-                           additional_kwargs=kwargs)
+        return ChatMessage(
+            role=_ROLES[type(m)], blocks=[TextBlock(text=m.text or "")], additional_kwargs=kwargs
+        )
 
     def fallback(self, xs: list[ChatMessage]) -> Message:
         x = xs[0]
@@ -295,7 +312,9 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
             call_env = env.pop("tool_calls", None) or [{}] * len(calls)
             if len(call_env) != len(calls):
                 raise ValueError("tool call envelope does not match")
-            tool_calls = tuple(self._decode_call(c, e) for c, e in zip(calls, call_env))
+            tool_calls = tuple(
+                self._decode_call(c, e) for c, e in zip(calls, call_env, strict=True)
+            )
             self._no_more(env)
             return AssistantMessage(text, tool_calls=tool_calls, **common)
         self._no_more(env)
@@ -312,8 +331,12 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
     def _decode_call(c: ToolCallBlock, env: Mapping[str, Any]) -> ToolCall:
         args = c.tool_kwargs
         arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        return ToolCall(id=require_str(c.tool_call_id, "tool_call_id"), name=c.tool_name,
-                        arguments=arguments, type=env.get("type", "function"))
+        return ToolCall(
+            id=require_str(c.tool_call_id, "tool_call_id"),
+            name=c.tool_name,
+            arguments=arguments,
+            type=env.get("type", "function"),
+        )
 
     def _decode_tools(
         self, xs: list[ChatMessage], env: dict[str, Any], metadata: dict[str, Any]
@@ -379,21 +402,35 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
         return [ChatMessage(role=MessageRole(role), blocks=blocks, additional_kwargs=kwargs)]
 
     def _encode_tools(
-        self, m: ToolResponseMessage, marker: int | None, partial: dict[str, Any], env: dict[str, Any]
+        self,
+        m: ToolResponseMessage,
+        marker: int | None,
+        partial: dict[str, Any],
+        env: dict[str, Any],
     ) -> list[ChatMessage]:
         partials = partial.pop("tool_messages", None) or [{}] * len(m.responses)
         if partial or len(partials) != len(m.responses):
             raise ValueError("metadata['llamaindex'] does not match the responses")
         out: list[ChatMessage] = []
-        for r, own in zip(m.responses, partials):
+        for r, own in zip(m.responses, partials, strict=True):
             kwargs: dict[str, Any] = {**json.loads(json.dumps(own)), "tool_call_id": r.id}
             if r.name:
                 kwargs["name"] = r.name
-            out.append(ChatMessage(role=MessageRole.TOOL, blocks=[TextBlock(text=r.response_data)],
-                                   additional_kwargs=kwargs))
+            out.append(
+                ChatMessage(
+                    role=MessageRole.TOOL,
+                    blocks=[TextBlock(text=r.response_data)],
+                    additional_kwargs=kwargs,
+                )
+            )
         if not out:
-            out.append(ChatMessage(role=MessageRole.TOOL, blocks=[TextBlock(text="")],
-                                   additional_kwargs={"tool_call_id": ""}))
+            out.append(
+                ChatMessage(
+                    role=MessageRole.TOOL,
+                    blocks=[TextBlock(text="")],
+                    additional_kwargs={"tool_call_id": ""},
+                )
+            )
         if marker is not None:
             env["responses"] = marker
         if m.media:

@@ -54,7 +54,16 @@ from ._lossless import (
     require_str,
     whole_envelope,
 )
-from ._media import b64, data_url, decode_media, encode_media, guess_mime, kind_of, parse_data_url, unb64
+from ._media import (
+    b64,
+    data_url,
+    decode_media,
+    encode_media,
+    guess_mime,
+    kind_of,
+    parse_data_url,
+    unb64,
+)
 
 __all__ = ["from_openai", "to_openai"]
 
@@ -171,7 +180,12 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
     def wrap(self, m: Message) -> OpenAIMessage:
         if isinstance(m, ToolResponseMessage):
             head = m.responses[0].id if m.responses else ""
-            return {"role": "tool", "tool_call_id": head, "content": "", ENVELOPE: whole_envelope(m)}
+            return {
+                "role": "tool",
+                "tool_call_id": head,
+                "content": "",
+                ENVELOPE: whole_envelope(m),
+            }
         text = m.text
         return {"role": _ROLES[type(m)], "content": text, ENVELOPE: whole_envelope(m)}
 
@@ -181,8 +195,11 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
             return ToolResponseMessage()
         content = x.get("content")
         if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping)
-                              and isinstance(p.get("text"), str))
+            content = "".join(
+                p.get("text", "")
+                for p in content
+                if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+            )
         text = content if isinstance(content, str) else ""
         role = x.get("role")
         if role in ("system", "developer"):
@@ -232,7 +249,9 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
         if role == "user":
             return UserMessage(require_str(text, "content"), **common)
         if role == "assistant":
-            tool_calls = tuple(self._decode_call(c) for c in calls) if "tool_calls" in consumed else ()
+            tool_calls = (
+                tuple(self._decode_call(c) for c in calls or ()) if "tool_calls" in consumed else ()
+            )
             return AssistantMessage(text, tool_calls=tool_calls, **common)
         raise ValueError(f"no chatmem kind for role {role!r}")
 
@@ -240,7 +259,9 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
     def _decode_call(c: Any) -> ToolCall:
         call = _exact(c, {"id", "type", "function"}, {"id", "type", "function"})
         fn = _exact(call["function"], {"name", "arguments"}, {"name", "arguments"})
-        return ToolCall(id=call["id"], type=call["type"], name=fn["name"], arguments=fn["arguments"])
+        return ToolCall(
+            id=call["id"], type=call["type"], name=fn["name"], arguments=fn["arguments"]
+        )
 
     def _decode_tools(
         self,
@@ -256,7 +277,11 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
             raise ValueError(f"unknown envelope keys {sorted(env)}")
         responses: list[ToolResponse] = []
         for x in xs if marker != 0 else ():
-            _exact(x, {"role", "tool_call_id", "content", ENVELOPE}, {"role", "tool_call_id", "content"})
+            _exact(
+                x,
+                {"role", "tool_call_id", "content", ENVELOPE},
+                {"role", "tool_call_id", "content"},
+            )
             own = self.envelope(x) or {}
             rid = require_str(x["tool_call_id"], "tool_call_id")
             name = own["name"] if "name" in own else names.get(rid, "")

@@ -1,0 +1,12 @@
+"""Plugging chatmem into apps: lossless conversions and framework adapters.
+
+- ``chatmem.core.integrations.openai``: chat-completions dicts (no dependency).
+- ``chatmem.core.integrations.langchain``: LangChain messages and ``ChatmemChatMessageHistory``
+  (``pip install "chatmem[langchain]"``).
+- ``chatmem.core.integrations.llamaindex``: LlamaIndex ``ChatMessage`` and ``ChatmemChatStore``
+  (``pip install "chatmem[llamaindex]"``).
+
+Nothing is imported here, so importing this package never imports a framework.
+"""
+
+__all__: list[str] = []
