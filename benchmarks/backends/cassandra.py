@@ -130,25 +130,49 @@ def make_guarded_floor(server: ServerInfo) -> GuardedCassandraFloor:
     return GuardedCassandraFloor(server)
 
 
-if __name__ == "__main__":  # compare both floors on one server: the price of the guard
+if __name__ == "__main__":  # chatmem against both floors on one server: the price of the guard
+    import statistics
     import tempfile
     import time
     from pathlib import Path
 
+    from benchmarks.run import _chatmem_turn, _seed_messages
+    from chatmem.core import MessageWindowChatMemory
     from conformance_tests.plugin import load_harness, provision
 
     harness = load_harness("cassandra")
     srv = provision(harness, Path(tempfile.mkdtemp(prefix="chatmem-bench-cassandra-")))
+    turns, rounds = 200, 5
     try:
-        for make in (make_floor, make_guarded_floor):
-            floor = make(srv)
-            floor.seed("c", 1000)
-            for _ in range(30):
-                floor.turn("c")
-            t0 = time.perf_counter()
-            for _ in range(300):
-                floor.turn("c")
-            print(f"{make.__name__}: {300 / (time.perf_counter() - t0):.0f} turns/s")
+        floors = {"bare": make_floor(srv), "guarded": make_guarded_floor(srv)}
+        for h in (10, 1_000, 10_000):
+            repo = harness.make_repository(srv)
+            repo.save_all(f"c{h}", _seed_messages(h))
+            runs: dict[str, Any] = {
+                "chatmem": _chatmem_turn(MessageWindowChatMemory(repo, max_messages=20), f"c{h}")
+            }
+            for name, floor in floors.items():
+                floor.seed(f"f{h}", h)
+                runs[name] = lambda floor=floor, cid=f"f{h}": floor.turn(cid)
+            for run in runs.values():
+                for _ in range(30):
+                    run()
+            rates: dict[str, list[float]] = {name: [] for name in runs}
+            for _ in range(rounds):
+                for name, run in runs.items():
+                    t0 = time.perf_counter()
+                    for _ in range(turns):
+                        run()
+                    rates[name].append(turns / (time.perf_counter() - t0))
+            tps = {name: statistics.median(r) for name, r in rates.items()}
+            print(
+                f"H={h:<6} chatmem {tps['chatmem']:6.0f}  bare {tps['bare']:6.0f} "
+                f"(ratio {tps['chatmem'] / tps['bare']:.2f})  guarded {tps['guarded']:6.0f} "
+                f"(ratio {tps['chatmem'] / tps['guarded']:.2f}) turns/s",
+                flush=True,
+            )
+            harness.cleanup(srv, repo)
+        for floor in floors.values():
             floor.close()
     finally:
         srv.stop()

@@ -13,13 +13,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import random
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from chatmem.core import (
     BaseChatMemoryRepository,
@@ -40,9 +38,7 @@ from ._plan import new_origin, plan_rows
 from ._schema import EXPECTED_COLUMNS, Statements, create_keyspace_cql, create_table_cql, statements
 
 RETRIES = 100
-BACKOFF_FIRST, BACKOFF_CAP = 0.001, 0.05
-"""After a lost race, sleep a random time below ``first * 2**losses`` seconds (at most ``cap``),
-so contending writers spread out instead of all retrying on the same Paxos round."""
+"""Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
 KNOWN_CONVERSATIONS = 4096
 """How many conversations' guards the repository remembers (least recently used go first)."""
 SCHEMA_AGREEMENT_WAIT = 60.0
@@ -68,24 +64,6 @@ class _Snapshot:
 
     def messages(self) -> list[Message]:
         return merge_log(self.rows, self.systems, self.origin)
-
-
-T = TypeVar("T")
-
-
-def _retry(fn: Callable[[], T | None], what: str) -> T:
-    """Core ``retry`` with a jittered exponential backoff between lost races."""
-    losses = 0
-
-    def attempt() -> T | None:
-        nonlocal losses
-        if losses:
-            time.sleep(random.uniform(0, min(BACKOFF_CAP, BACKOFF_FIRST * 2**losses)))
-        result = fn()
-        losses += result is None
-        return result
-
-    return retry(attempt, attempts=RETRIES, what=what)
 
 
 def _seq(row: Any) -> Sequence[Any]:
@@ -350,7 +328,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             self._remember(cid, None)
             return True
 
-        _retry(attempt, "delete")
+        retry(attempt, attempts=RETRIES, what="delete")
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
         def attempt() -> bool | None:
@@ -359,7 +337,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             base = guard if guard is not None else new_origin()
             return self._write(cid, guard, base, base, {}, [], messages, floor=guard)
 
-        _retry(attempt, "save_all")
+        retry(attempt, attempts=RETRIES, what="save_all")
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         ttl = self.config.ttl is not None
@@ -387,7 +365,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             self._remember(cid, _Known(base + len(messages), plan.kept))
             return True
 
-        _retry(attempt, "append")
+        retry(attempt, attempts=RETRIES, what="append")
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
@@ -396,7 +374,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             snap = self._read(cid, non_system_limit)
             return self._edit(cid, snap, plan(snap.messages()), non_system_limit)
 
-        _retry(attempt, "window edit")
+        retry(attempt, attempts=RETRIES, what="window edit")
 
     # -- writing ----------------------------------------------------------------------------
     def _edit(self, cid: str, snap: _Snapshot, edit: WindowEdit, keep: int | None) -> bool | None:
