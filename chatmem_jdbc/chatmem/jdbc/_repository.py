@@ -299,10 +299,24 @@ def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+DEFAULT_DRIVERS = {
+    "postgres": "postgresql+psycopg",
+    "postgresql": "postgresql+psycopg",
+    "mysql": "mysql+pymysql",
+    "mariadb": "mariadb+pymysql",
+    "mssql": "mssql+pymssql",
+    "oracle": "oracle+oracledb",
+}
+"""The driver each extra installs, for URLs that name none (SQLAlchemy would pick mysqlclient
+or pyodbc, and no longer knows ``postgres://``)."""
+
+
 def make_engine(url: str, **engine_options: Any) -> Engine:
     """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
-    one shared connection for ``:memory:``)."""
+    one shared connection for ``:memory:``); a URL without a driver gets the extra's."""
     parsed = sa.make_url(url)
+    if parsed.drivername in DEFAULT_DRIVERS:
+        parsed = parsed.set(drivername=DEFAULT_DRIVERS[parsed.drivername])
     if parsed.get_backend_name() == "sqlite":
         memory = parsed.database in (None, "", ":memory:")
         engine_options.setdefault("connect_args", {}).setdefault("check_same_thread", False)
