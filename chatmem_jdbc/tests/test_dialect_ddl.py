@@ -188,3 +188,23 @@ def sql_file_text(name: str) -> str:
         "-- it for your own table name. Apply it with your migration tool, then use\n"
         '-- initialize_schema="never".\n\n' + schema_sql(f"{name}://")
     )
+
+
+DRIVERLESS_URLS = {
+    "postgresql": ("postgres://u@127.0.0.1:1/db", "psycopg"),
+    "mysql": ("mysql://u:p@127.0.0.1:1/db", "pymysql"),
+    "mariadb": ("mariadb://u:p@127.0.0.1:1/db", "pymysql"),
+    "mssql": ("mssql://u:p@127.0.0.1:1/db", "pymssql"),
+    "oracle": ("oracle://u:p@127.0.0.1:1/?service_name=x", "oracledb"),
+}
+
+
+@pytest.mark.parametrize("name", per_backend(list(DRIVERLESS_URLS)))
+def test_urls_without_a_driver_use_the_extras_driver(name: str) -> None:
+    from chatmem.core import repository_from_url
+
+    url, driver = DRIVERLESS_URLS[name]
+    repo = repository_from_url(url)  # no connection is made until first use
+    assert repo.engine.dialect.driver == driver  # type: ignore[attr-defined]
+    assert type(repo.dialect).__name__ == type(dialect_for(name)).__name__  # type: ignore[attr-defined]
+    repo.close()  # type: ignore[attr-defined]
