@@ -8,11 +8,21 @@ relative to the conversation's ``origin``.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatmem.core import Message, SystemMessage, decode_json, encode_json, from_micros, to_micros
+from chatmem.core import (
+    InvalidArgumentError,
+    Message,
+    SystemMessage,
+    decode_json,
+    encode_json,
+    from_micros,
+    to_micros,
+)
 
 SystemEntry = tuple[int, str]
 """A value of the ``system_messages`` map: (created_at microseconds, content JSON)."""
@@ -66,3 +76,20 @@ def to_stored(row: Any, position_index: int = 3) -> StoredRow | None:
     return StoredRow(
         position, row[position_index + 1], row[position_index + 2], row[position_index + 3]
     )
+
+
+def encode_cursor(item: tuple[int, str]) -> str:
+    """An opaque listing cursor for (token, conversation id)."""
+    raw = json.dumps([item[0], item[1]], ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def decode_cursor(after: str) -> tuple[int, str]:
+    """Inverse of ``encode_cursor``; anything else is an InvalidArgumentError."""
+    try:
+        token, cid = json.loads(base64.urlsafe_b64decode(after.encode("ascii")))
+        if isinstance(token, int) and not isinstance(token, bool) and isinstance(cid, str):
+            return token, cid
+    except (ValueError, TypeError, UnicodeError):
+        pass
+    raise InvalidArgumentError("after", "is not a cursor returned by a previous page")

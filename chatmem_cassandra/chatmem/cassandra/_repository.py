@@ -10,9 +10,6 @@ and trims the rows the window no longer needs in that same batch.
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -25,23 +22,30 @@ from chatmem.core import (
     ConversationIdPage,
     InvalidArgumentError,
     Message,
-    SchemaError,
     WindowEdit,
     retry,
 )
 from chatmem.core._errors import require
 
-from ._codec import StoredRow, SystemEntry, is_system, merge_log, row_values, system_entry
+from ._codec import (
+    StoredRow,
+    SystemEntry,
+    decode_cursor,
+    encode_cursor,
+    is_system,
+    merge_log,
+    row_values,
+    system_entry,
+)
 from ._config import CassandraConfig, parse_url
 from ._errors import translate_errors
 from ._plan import new_origin, plan_rows
-from ._schema import EXPECTED_COLUMNS, Statements, create_keyspace_cql, create_table_cql, statements
+from ._schema import Statements, ensure_schema, statements
 
 RETRIES = 100
 """Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
 KNOWN_CONVERSATIONS = 4096
 """How many conversations' guards the repository remembers (least recently used go first)."""
-SCHEMA_AGREEMENT_WAIT = 60.0
 
 
 @dataclass(frozen=True)
@@ -144,45 +148,9 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- schema -----------------------------------------------------------------------
     def initialize_schema(self) -> None:
         """Create the keyspace and table when missing (race-safe), then check the table."""
-        c = self.config
-        with translate_errors("schema creation"):
-            metadata = self._session.cluster.metadata
-            keyspace = metadata.keyspaces.get(c.keyspace)
-            if keyspace is None:
-                self._ddl(create_keyspace_cql(c.keyspace, c.replication))
-                keyspace = metadata.keyspaces.get(c.keyspace)
-            if keyspace is None or c.table_name not in keyspace.tables:
-                self._ddl(create_table_cql(c))
-                keyspace = metadata.keyspaces.get(c.keyspace)
-            table = keyspace.tables.get(c.table_name) if keyspace is not None else None
-        if table is not None:
-            self._check_table(table)
-
-    def _ddl(self, cql: str) -> None:
-        from cassandra import AlreadyExists
-
-        with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare: IF NOT EXISTS)
-            self._session.execute(cql, timeout=SCHEMA_AGREEMENT_WAIT)
-        agreed = self._session.cluster.control_connection.wait_for_schema_agreement(
-            wait_time=SCHEMA_AGREEMENT_WAIT
-        )
-        if not agreed:
-            raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
-
-    def _check_table(self, table: Any) -> None:
-        c = self.config
-        for option, cql_type in EXPECTED_COLUMNS.items():
-            name = getattr(c, option)
-            column = table.columns.get(name)
-            found = None if column is None else column.cql_type.replace(" ", "")
-            if found != cql_type.replace(" ", ""):
-                raise SchemaError(
-                    f"table {c.keyspace}.{c.table_name}: column {name!r} ({option}) should be "
-                    f"{cql_type}, found {found or 'nothing'}"
-                )
+        ensure_schema(self._session, self.config)
 
     # -- statement execution ------------------------------------------------------------
     def _ps(self, name: str) -> Any:
@@ -282,7 +250,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
 
     # -- hooks ----------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        start = _decode_cursor(after) if after is not None else None
+        start = decode_cursor(after) if after is not None else None
         found: list[tuple[int, str]] = []
         while len(found) <= limit:
             ask = limit + 2 - len(found)
@@ -302,7 +270,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         page = found[:limit]
         more = len(found) > limit
         return ConversationIdPage(
-            [cid for _, cid in page], _encode_cursor(page[-1]) if more else None
+            [cid for _, cid in page], encode_cursor(page[-1]) if more else None
         )
 
     def _find(self, cid: str) -> list[Message]:
@@ -479,18 +447,3 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
 def _new_rows(base: int, messages: Sequence[Message]) -> list[int]:
     """Positions of the non-system rows an append inserts, newest first."""
     return [base + i for i in range(len(messages) - 1, -1, -1) if not is_system(messages[i])]
-
-
-def _encode_cursor(item: tuple[int, str]) -> str:
-    raw = json.dumps([item[0], item[1]], ensure_ascii=False).encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii")
-
-
-def _decode_cursor(after: str) -> tuple[int, str]:
-    try:
-        token, cid = json.loads(base64.urlsafe_b64decode(after.encode("ascii")))
-        if isinstance(token, int) and not isinstance(token, bool) and isinstance(cid, str):
-            return token, cid
-    except (ValueError, TypeError, UnicodeError):
-        pass
-    raise InvalidArgumentError("after", "is not a cursor returned by a previous page")
