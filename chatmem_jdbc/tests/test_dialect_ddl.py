@@ -160,7 +160,7 @@ def test_postgresql_append_is_one_cte_statement(name: str) -> None:
     sql = str(stmt.compile(dialect=postgresql.psycopg.dialect()))
     assert sql.startswith("WITH reserved AS")
     assert "ON CONFLICT (conversation_id) DO UPDATE" in sql and "RETURNING" in sql
-    assert "WITH ORDINALITY" in sql and "DELETE FROM ai_chat_memory" in sql
+    assert "json_to_recordset" in sql and "DELETE FROM ai_chat_memory" in sql
 
 
 @pytest.mark.parametrize("name", per_backend(["mssql", "oracle"]))
