@@ -113,7 +113,8 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
 
     def _rows(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> list[Message]:
-        return [from_row(r) for r in conn.execute(stmt, params).mappings()]
+        # .all() fetches in one call; iterating fetches row by row (measurably slower).
+        return [from_row(r) for r in conn.execute(stmt, params).mappings().all()]
 
     def _find(self, cid: str) -> list[Message]:
         return self._read(lambda conn: self._rows(conn, self._sql.find, {"cid": cid}), "reading")
