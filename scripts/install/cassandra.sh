@@ -45,7 +45,7 @@ for v in "${CANDIDATES[@]}"; do
 </project>
 POM
   rm -rf "$dest.tmp"
-  if mvn -q -B -f "$work/pom.xml" dependency:copy-dependencies \
+  if mvn -q -B -Dstyle.color=never -f "$work/pom.xml" dependency:copy-dependencies \
       -DincludeScope=runtime -DoutputDirectory="$dest.tmp/lib"; then
     rm -rf "$dest"
     mv "$dest.tmp" "$dest"
