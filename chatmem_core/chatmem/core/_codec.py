@@ -8,6 +8,7 @@ version ``v``; bytes media travel as base64. Store-assigned fields (``created_at
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -90,7 +91,7 @@ def _trusted(cls: type, fields: dict[str, Any]) -> Any:
 
 
 _SLOTS: dict[type, dict[str, Any]] = {
-    cls: {name: getattr(cls, name).__set__ for name in cls.__slots__}  # type: ignore[attr-defined]
+    cls: {f.name: getattr(cls, f.name).__set__ for f in dataclasses.fields(cls)}
     for cls in _FIELDS.values()
 }
 

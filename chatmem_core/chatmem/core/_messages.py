@@ -221,8 +221,8 @@ class _MessageMethods:
 
 
 @dataclass(frozen=True, slots=True)
-class UserMessage(_MessageMethods):
-    """What the person said, with optional media."""
+class _TextMessage(_MessageMethods):
+    """The fields of user and system messages (which differ only in kind)."""
 
     text: str
     _: KW_ONLY
@@ -230,7 +230,6 @@ class UserMessage(_MessageMethods):
     media: tuple[Media, ...] = ()
     created_at: datetime | None = field(default=None, compare=False)
     position: int | None = field(default=None, compare=False)
-    message_type: ClassVar[MessageType] = MessageType.USER
 
     def __post_init__(self) -> None:
         _check_str("text", self.text)
@@ -238,20 +237,17 @@ class UserMessage(_MessageMethods):
 
 
 @dataclass(frozen=True, slots=True)
-class SystemMessage(_MessageMethods):
+class UserMessage(_TextMessage):
+    """What the person said, with optional media."""
+
+    message_type: ClassVar[MessageType] = MessageType.USER
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage(_TextMessage):
     """Instructions for the model; kept by the window memory, never evicted."""
 
-    text: str
-    _: KW_ONLY
-    metadata: Metadata = field(default_factory=_empty_metadata)
-    media: tuple[Media, ...] = ()
-    created_at: datetime | None = field(default=None, compare=False)
-    position: int | None = field(default=None, compare=False)
     message_type: ClassVar[MessageType] = MessageType.SYSTEM
-
-    def __post_init__(self) -> None:
-        _check_str("text", self.text)
-        _normalise_common(self)
 
 
 @dataclass(frozen=True, slots=True)
