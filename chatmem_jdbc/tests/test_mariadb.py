@@ -16,13 +16,14 @@ import sqlalchemy as sa
 
 from chatmem.core import (
     AssistantMessage,
+    BackendUnavailableError,
     MessageWindowChatMemory,
     SchemaError,
     SystemMessage,
     UserMessage,
 )
 from chatmem.jdbc import JdbcChatMemoryRepository, schema_sql
-from conformance_tests.harness import ServerInfo, unique_suffix
+from conformance_tests.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("mariadb")
 
@@ -160,3 +161,16 @@ def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
         yield seen
     finally:
         sa.event.remove(engine, "before_cursor_execute", before)
+
+
+def test_an_unreachable_server_is_backend_unavailable(server: ServerInfo) -> None:
+    url = sa.make_url(server.url).set(host="127.0.0.1", port=free_port())
+    repo = JdbcChatMemoryRepository.from_url(url.render_as_string(hide_password=False))
+    try:
+        with pytest.raises(BackendUnavailableError) as info:
+            repo.find_by_conversation_id("c")
+        assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
+        with pytest.raises(BackendUnavailableError):
+            repo.append("c", UserMessage("x"))
+    finally:
+        repo.close()
