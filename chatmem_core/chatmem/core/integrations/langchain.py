@@ -241,7 +241,8 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
         x = xs[0]
         if self.is_tool(x):
             return ToolResponseMessage()
-        text = x.text if isinstance(x.text, str) else str(x.text)
+        text = x.text() if callable(x.text) else x.text  # a method before langchain-core 1.0
+        text = text if isinstance(text, str) else str(text)
         kind = x.type
         if kind in ("ai", "AIMessageChunk") or getattr(x, "role", None) in ("ai", "assistant"):
             return AssistantMessage(text)
