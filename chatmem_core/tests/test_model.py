@@ -163,7 +163,7 @@ def test_error_tree() -> None:
     assert issubclass(MissingDependencyError, ImportError)
     assert issubclass(BackendError, ChatMemoryError)
     err = MissingDependencyError("redis", "redis")
-    assert str(err) == 'chatmem backend needs the "redis" package: pip install "chatmem[redis]"'
+    assert str(err) == 'chatmem needs the "redis" package: pip install "chatmem[redis]"'
 
 
 def test_unknown_url_scheme_lists_the_known_ones() -> None:

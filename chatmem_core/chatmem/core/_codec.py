@@ -32,7 +32,8 @@ from ._messages import (
 FORMAT_VERSION = 1
 
 
-def _media_to_dict(m: Media) -> dict[str, Any]:
+def media_to_dict(m: Media) -> dict[str, Any]:
+    """A media part as a JSON-native dict (bytes as base64)."""
     d: dict[str, Any] = {"mime_type": m.mime_type}
     if isinstance(m.data, bytes):
         d["data_b64"] = base64.b64encode(m.data).decode("ascii")
@@ -45,7 +46,8 @@ def _media_to_dict(m: Media) -> dict[str, Any]:
     return d
 
 
-def _media_from_dict(d: Mapping[str, Any]) -> Media:
+def media_from_dict(d: Mapping[str, Any]) -> Media:
+    """Inverse of ``media_to_dict``."""
     data: bytes | str = base64.b64decode(d["data_b64"]) if "data_b64" in d else d["uri"]
     return Media(mime_type=d["mime_type"], data=data, id=d.get("id"), name=d.get("name"))
 
@@ -58,7 +60,7 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     if message.metadata:
         d["metadata"] = dict(message.metadata)
     if message.media:
-        d["media"] = [_media_to_dict(m) for m in message.media]
+        d["media"] = [media_to_dict(m) for m in message.media]
     if isinstance(message, AssistantMessage) and message.tool_calls:
         d["tool_calls"] = [
             {"id": c.id, "type": c.type, "name": c.name, "arguments": c.arguments}
@@ -131,7 +133,7 @@ def message_from_dict(
         raise SchemaError(f"unsupported message format version {version!r}")
     kind = MessageType(d["type"])
     metadata = d.get("metadata") or {}
-    media = tuple(_media_from_dict(m) for m in d.get("media") or ())
+    media = tuple(media_from_dict(m) for m in d.get("media") or ())
     common: dict[str, Any] = {
         "metadata": metadata,
         "media": media,

@@ -52,7 +52,7 @@ class MissingDependencyError(ChatMemoryError, ImportError):
 
     def __init__(self, extra: str, module: str) -> None:
         super().__init__(
-            f'chatmem backend needs the "{module}" package: pip install "chatmem[{extra}]"',
+            f'chatmem needs the "{module}" package: pip install "chatmem[{extra}]"',
             name=module,
         )
         self.extra = extra

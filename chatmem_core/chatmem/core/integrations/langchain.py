@@ -46,7 +46,7 @@ from langchain_core.messages import (  # noqa: E402
     ToolCall as LangChainToolCall,
 )
 
-from .._codec import _media_from_dict, _media_to_dict  # noqa: E402
+from .._codec import media_from_dict, media_to_dict  # noqa: E402
 from .._errors import InvalidArgumentError  # noqa: E402
 from .._memory import MessageWindowChatMemory  # noqa: E402
 from .._messages import (  # noqa: E402
@@ -336,7 +336,7 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
         env = dict(self.envelope(xs[0]) or {})
         marker = env.pop("responses", None)
         metadata = dict(env.pop("metadata", {}))
-        media = tuple(_media_from_dict(d) for d in env.pop("media", None) or ())
+        media = tuple(media_from_dict(d) for d in env.pop("media", None) or ())
         self._no_more(env)
         responses: list[ToolResponse] = []
         partials: list[dict[str, Any]] = []
@@ -433,7 +433,7 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
         if marker is not None:
             env["responses"] = marker
         if m.media:
-            env["media"] = [_media_to_dict(x) for x in m.media]
+            env["media"] = [media_to_dict(x) for x in m.media]
         if env:
             head = out[0]
             if ENVELOPE in head.additional_kwargs:

@@ -44,7 +44,7 @@ from llama_index.core.base.llms.types import (  # noqa: E402
 from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
 from llama_index.core.storage.chat_store.base import BaseChatStore  # noqa: E402
 
-from .._codec import _media_from_dict, _media_to_dict  # noqa: E402
+from .._codec import media_from_dict, media_to_dict  # noqa: E402
 from .._errors import InvalidArgumentError  # noqa: E402
 from .._messages import (  # noqa: E402
     AssistantMessage,
@@ -342,7 +342,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
         self, xs: list[ChatMessage], env: dict[str, Any], metadata: dict[str, Any]
     ) -> ToolResponseMessage:
         marker = env.pop("responses", None)
-        media = tuple(_media_from_dict(d) for d in env.pop("media", None) or ())
+        media = tuple(media_from_dict(d) for d in env.pop("media", None) or ())
         self._no_more(env)
         responses: list[ToolResponse] = []
         partials: list[dict[str, Any]] = []
@@ -434,7 +434,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
         if marker is not None:
             env["responses"] = marker
         if m.media:
-            env["media"] = [_media_to_dict(x) for x in m.media]
+            env["media"] = [media_to_dict(x) for x in m.media]
         if env:
             head = out[0]
             if ENVELOPE in head.additional_kwargs:

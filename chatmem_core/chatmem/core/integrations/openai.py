@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._codec import _media_from_dict, _media_to_dict
+from .._codec import media_from_dict, media_to_dict
 from .._errors import InvalidArgumentError
 from .._messages import (
     AssistantMessage,
@@ -240,7 +240,7 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
             text = require_str(content, "content")
         media = list(decode_media(parts, env.pop("media", None), _from_part))
         for index, item in attachments or ():
-            media.insert(index, _media_from_dict(item))
+            media.insert(index, media_from_dict(item))
         if env:
             raise ValueError(f"unknown envelope keys {sorted(env)}")
         common: dict[str, Any] = {"metadata": metadata, "media": tuple(media)}
@@ -286,7 +286,7 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
             rid = require_str(x["tool_call_id"], "tool_call_id")
             name = own["name"] if "name" in own else names.get(rid, "")
             responses.append(ToolResponse(id=rid, name=name, response_data=x["content"]))
-        media = tuple(_media_from_dict(item) for _, item in attachments or ())
+        media = tuple(media_from_dict(item) for _, item in attachments or ())
         return ToolResponseMessage(tuple(responses), metadata=metadata, media=media)
 
     def encode(self, m: Message, marker: int | None, names: ToolNames) -> list[OpenAIMessage]:
@@ -322,7 +322,7 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
         if infos:
             env["media"] = infos
         if attachments:
-            env["attachments"] = [[i, _media_to_dict(x)] for i, x in attachments]
+            env["attachments"] = [[i, media_to_dict(x)] for i, x in attachments]
         if env:
             d[ENVELOPE] = json.loads(json.dumps(env))
         return [d]
@@ -349,7 +349,7 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
         if metadata:
             head_env["metadata"] = metadata
         if attachments:
-            head_env["attachments"] = [[i, _media_to_dict(x)] for i, x in attachments]
+            head_env["attachments"] = [[i, media_to_dict(x)] for i, x in attachments]
         if head_env:
             out[0][ENVELOPE] = json.loads(json.dumps(head_env))
         return out
