@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from chatmem.core import (
     InvalidArgumentError,
     Message,
     SystemMessage,
-    decode_json,
     encode_json,
     from_micros,
+    message_from_dict,
     to_micros,
 )
 
@@ -54,28 +55,52 @@ def is_system(message: Message) -> bool:
     return isinstance(message, SystemMessage)
 
 
-def merge_log(
-    rows: Iterable[StoredRow], systems: Mapping[int, SystemEntry] | None, origin: int | None
-) -> list[Message]:
-    """Rows (any order) and the system map, as messages in position order."""
-    base = origin or 0
-    items: list[tuple[int, int, str]] = [(r.position, r.created_at, r.content) for r in rows]
-    items.extend((p, ts, content) for p, (ts, content) in (systems or {}).items())
-    items.sort(key=lambda item: item[0])
-    return [
-        decode_json(content, created_at=from_micros(ts), position=p - base)
-        for p, ts, content in items
-    ]
+DECODE_CACHE_SIZE = 4096
+DECODE_CACHE_MAX_CHARS = 4096
+"""Decoded messages remembered per repository, and the largest content remembered."""
 
 
-def to_stored(row: Any, position_index: int = 3) -> StoredRow | None:
-    """A ``StoredRow`` from a result row (None for the static-only row of an empty log)."""
-    position = row[position_index]
-    if position is None:
-        return None
-    return StoredRow(
-        position, row[position_index + 1], row[position_index + 2], row[position_index + 3]
-    )
+class Decoder:
+    """Stored values to messages, remembering recent ones: messages are immutable, so the rows
+    a window shows on every read are decoded once, not on every read."""
+
+    def __init__(self, size: int = DECODE_CACHE_SIZE) -> None:
+        self._size = size
+        self._cache: OrderedDict[tuple[int, int, str], Message] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def decode(self, position: int, created_at: int, content: str) -> Message:
+        key = (position, created_at, content)
+        with self._lock:
+            message = self._cache.get(key)
+            if message is not None:
+                self._cache.move_to_end(key)
+                return message
+        message = message_from_dict(
+            json.loads(content),
+            created_at=from_micros(created_at),
+            position=position,
+            trusted=True,
+        )
+        if len(content) <= DECODE_CACHE_MAX_CHARS:
+            with self._lock:
+                self._cache[key] = message
+                if len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+        return message
+
+    def merge_log(
+        self,
+        rows: Iterable[StoredRow],
+        systems: Mapping[int, SystemEntry] | None,
+        origin: int | None,
+    ) -> list[Message]:
+        """Rows (any order) and the system map, as messages in position order."""
+        base = origin or 0
+        items: list[tuple[int, int, str]] = [(r.position, r.created_at, r.content) for r in rows]
+        items.extend((p, ts, content) for p, (ts, content) in (systems or {}).items())
+        items.sort(key=lambda item: item[0])
+        return [self.decode(p - base, ts, content) for p, ts, content in items]
 
 
 def encode_cursor(item: tuple[int, str]) -> str:

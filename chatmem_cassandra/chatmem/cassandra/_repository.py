@@ -28,12 +28,12 @@ from chatmem.core import (
 from chatmem.core._errors import require
 
 from ._codec import (
+    Decoder,
     StoredRow,
     SystemEntry,
     decode_cursor,
     encode_cursor,
     is_system,
-    merge_log,
     row_values,
     system_entry,
 )
@@ -66,12 +66,14 @@ class _Snapshot:
     rows: list[StoredRow] = field(default_factory=list)
     complete: bool = True
 
-    def messages(self) -> list[Message]:
-        return merge_log(self.rows, self.systems, self.origin)
+    def messages(self, decoder: Decoder) -> list[Message]:
+        return decoder.merge_log(self.rows, self.systems, self.origin)
 
 
 def _seq(row: Any) -> Sequence[Any]:
     """Row values in column order, whatever row factory the caller's session uses."""
+    if isinstance(row, tuple):  # tuple and named-tuple factories (the driver's default)
+        return row
     return list(row.values()) if isinstance(row, Mapping) else row
 
 
@@ -96,6 +98,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         self._prepared: dict[str, Any] = {}
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
+        self._decoder = Decoder()
         self._owned_cluster: Any = None
         if self.config.initialize_schema:
             self.initialize_schema()
@@ -274,13 +277,13 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         )
 
     def _find(self, cid: str) -> list[Message]:
-        return self._read(cid, None).messages()
+        return self._read(cid, None).messages(self._decoder)
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        return self._read(cid, n).messages()[-n:]
+        return self._read(cid, n).messages(self._decoder)[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return self._read(cid, non_system_limit).messages()
+        return self._read(cid, non_system_limit).messages(self._decoder)
 
     def _delete(self, cid: str) -> None:
         def attempt() -> bool | None:
@@ -340,7 +343,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
     ) -> None:
         def attempt() -> bool | None:
             snap = self._read(cid, non_system_limit)
-            return self._edit(cid, snap, plan(snap.messages()), non_system_limit)
+            return self._edit(cid, snap, plan(snap.messages(self._decoder)), non_system_limit)
 
         retry(attempt, attempts=RETRIES, what="window edit")
 
