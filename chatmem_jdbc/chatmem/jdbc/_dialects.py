@@ -12,16 +12,33 @@ import importlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-if TYPE_CHECKING:
-    from ._schema import Tables
-
 from chatmem.core._errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from chatmem.core import Message
+
+    from ._schema import Tables
+    from ._statements import Statements
+
+
+class FastPath(Protocol):
+    """The window's two hot operations on the driver's own connection (SQL compiled once by
+    SQLAlchemy), where SQLAlchemy's per-statement bookkeeping costs as much as the statement."""
+
+    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        """Every system message plus the last ``non_system_limit`` others, oldest first."""
+        ...
+
+    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        """Append atomically; False when it lost a race (the caller retries)."""
+        ...
+
 
 # engine.dialect.name -> "module:Class" (imported only when used)
 DIALECTS: dict[str, str] = {
@@ -82,6 +99,13 @@ class SqlDialect:
     def is_retryable(self, exc: DBAPIError) -> bool:
         """True when the error means a concurrent writer won (duplicate key, deadlock)."""
         return isinstance(exc, IntegrityError)
+
+    def fast_path(
+        self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
+    ) -> FastPath | None:
+        """A ``FastPath`` for this engine's driver, or None to run everything through
+        SQLAlchemy."""
+        return None
 
     def reserve_statement(self, conversations: sa.Table) -> Any | None:
         """One statement that creates or bumps the conversation row by ``:k`` positions and
@@ -155,6 +179,15 @@ class SqliteDialect(SqlDialect):
 
     def is_retryable(self, exc: DBAPIError) -> bool:
         return isinstance(exc, IntegrityError) or "database is locked" in str(exc.orig)
+
+    def fast_path(
+        self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
+    ) -> FastPath | None:
+        if engine.dialect.driver != "pysqlite" or reserve_sql is None:
+            return None
+        from ._sqlite_fast import SqliteFastPath
+
+        return SqliteFastPath(engine, statements, reserve_sql)
 
     def reserve_statement(self, conversations: sa.Table) -> Any | None:
         if sqlite3.sqlite_version_info < (3, 35):

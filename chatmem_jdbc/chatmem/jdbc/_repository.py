@@ -29,10 +29,9 @@ from chatmem.core import (
 
 from ._codec import from_row, to_row
 from ._config import JdbcConfig, SchemaMode
-from ._dialects import SqlDialect, dialect_for
+from ._dialects import FastPath, SqlDialect, dialect_for
 from ._errors import translate_errors
 from ._schema import Tables, build_tables, schema_statements
-from ._sqlite_fast import SqliteFastPath
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
@@ -59,9 +58,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
         self._sql: Statements = build_statements(self.tables)
         self._reserve_sql = self.dialect.reserve_statement(self.tables.conversations)
-        self._fast: SqliteFastPath | None = None
-        if self.engine.dialect.driver == "pysqlite" and self._reserve_sql is not None:
-            self._fast = SqliteFastPath(self.engine, self._sql, self._reserve_sql)
+        self._fast: FastPath | None = self.dialect.fast_path(
+            self.engine, self.tables, self._sql, self._reserve_sql
+        )
         self._append_sql = self.dialect.append_statement(self.tables)
         url = self.engine.url
         self._serial: AbstractContextManager[Any] = (
