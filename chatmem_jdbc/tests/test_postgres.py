@@ -76,37 +76,21 @@ def test_payload_is_queryable_json(repository: Repo, server: ServerInfo) -> None
     assert model == "m-1"
 
 
-def test_an_add_is_one_statement(repository: Repo, server: ServerInfo) -> None:
+def test_an_add_is_one_statement_in_autocommit(repository: Repo, server: ServerInfo) -> None:
+    """Counted at the driver: one statement per add, none of psycopg's BEGIN/COMMIT round
+    trips (it sends those only outside autocommit), the same for the window read."""
     memory = MessageWindowChatMemory(repository, max_messages=4)
     engine = server.extra["engine"]
     for i in range(30):  # crosses the trim boundary several times: still one statement each
-        with count_statements(engine) as seen:
+        with driver_statements(engine) as seen:
             memory.add("one", [UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
         assert len(seen) == 1, seen
-        assert seen[0].lstrip().upper().startswith("WITH")
-    with count_statements(engine) as seen:
+        sql, autocommit = seen[0]
+        assert sql.lstrip().upper().startswith("WITH") and autocommit
+    with driver_statements(engine) as seen:
         window = memory.get("one")
-    assert len(seen) == 1
+    assert len(seen) == 1 and seen[0][1]
     assert [m.text for m in window] == ["u28", "a28", "u29", "a29"]
-
-
-def test_single_statements_run_in_autocommit(repository: Repo, server: ServerInfo) -> None:
-    """psycopg sends BEGIN (and later COMMIT or ROLLBACK) as round trips of their own unless
-    the connection is in autocommit; the append and the window read need neither."""
-    engine = server.extra["engine"]
-    modes: list[bool] = []
-
-    def before(conn: Any, cursor: Any, *args: Any) -> None:
-        modes.append(cursor.connection.autocommit)
-
-    sa.event.listen(engine, "before_cursor_execute", before)
-    try:
-        memory = MessageWindowChatMemory(repository, max_messages=10)
-        memory.add("c", UserMessage("u"))
-        memory.get("c")
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", before)
-    assert modes == [True, True]
 
 
 def test_appends_trim_rows_the_window_can_no_longer_show(repository: Repo) -> None:
@@ -161,18 +145,31 @@ def test_exported_ddl_creates_a_working_schema(
 
 
 @contextmanager
-def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
-    """The SQL of every statement SQLAlchemy sends to the server inside the block."""
-    seen: list[str] = []
+def driver_statements(engine: sa.Engine) -> Iterator[list[tuple[str, bool]]]:
+    """Every statement psycopg executes on connections checked out inside the block, with the
+    connection's autocommit flag (SQLAlchemy's events miss the driver-level fast path)."""
+    import psycopg
 
-    def before(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(statement)
+    seen: list[tuple[str, bool]] = []
 
-    sa.event.listen(engine, "before_cursor_execute", before)
+    class Counting(psycopg.Cursor[Any]):
+        def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+            seen.append((str(query), self.connection.autocommit))
+            return super().execute(query, params, **kw)
+
+    def checkout(dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        dbapi_conn.cursor_factory = Counting
+
+    def checkin(dbapi_conn: Any, record: Any) -> None:
+        dbapi_conn.cursor_factory = psycopg.Cursor
+
+    sa.event.listen(engine, "checkout", checkout)
+    sa.event.listen(engine, "checkin", checkin)
     try:
         yield seen
     finally:
-        sa.event.remove(engine, "before_cursor_execute", before)
+        sa.event.remove(engine, "checkout", checkout)
+        sa.event.remove(engine, "checkin", checkin)
 
 
 def test_an_unreachable_server_is_backend_unavailable(server: ServerInfo) -> None:
@@ -182,7 +179,27 @@ def test_an_unreachable_server_is_backend_unavailable(server: ServerInfo) -> Non
         with pytest.raises(BackendUnavailableError) as info:
             repo.find_by_conversation_id("c")
         assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
-        with pytest.raises(BackendUnavailableError):
-            repo.append("c", UserMessage("x"))
+        with pytest.raises(BackendUnavailableError) as info:  # the driver-level fast path
+            MessageWindowChatMemory(repo).add("c", UserMessage("x"))
+        assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
+        with pytest.raises(BackendUnavailableError) as info:
+            MessageWindowChatMemory(repo).get("c")
+        assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
     finally:
         repo.close()
+
+
+def test_a_failing_fast_path_statement_is_translated_and_leaves_the_pool_usable(
+    server: ServerInfo, make_repository: Callable[..., Repo]
+) -> None:
+    repo = make_repository()
+    memory = MessageWindowChatMemory(repo, max_messages=5)
+    memory.add("c", UserMessage("before"))
+    repo.tables.metadata.drop_all(server.extra["engine"])
+    with pytest.raises(SchemaError):
+        memory.add("c", UserMessage("x"))
+    with pytest.raises(SchemaError):
+        memory.get("c")
+    repo.create_schema()
+    memory.add("c", UserMessage("after"))
+    assert [m.text for m in memory.get("c")] == ["after"]

@@ -14,25 +14,35 @@
   reserved, and, when the batch crosses a multiple of the window bound, deletes the
   non-system rows older than the newest ``trim_to``. Every writer
   locks the conversation row before touching message rows, so writers never deadlock.
+- The append and the window read run on psycopg's own connection (``PsycopgFastPath``), with
+  the SQL SQLAlchemy compiled once: SQLAlchemy's per-statement bookkeeping cost as much CPU
+  as the rest of a turn. Everything else goes through SQLAlchemy.
 - Retry: unique violations, serialization failures (40001) and deadlocks (40P01).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.types import UserDefinedType
 
-from ._dialects import SqlDialect, upsert_returning
+from chatmem.core import Message
+
+from ._codec import from_values, to_row
+from ._dialects import FastPath, SqlDialect, upsert_returning
+from ._errors import translate_errors
 
 if TYPE_CHECKING:
     from ._schema import Tables
+    from ._statements import Statements
 
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01", "23505"})
 """serialization_failure, deadlock_detected, unique_violation."""
@@ -70,6 +80,15 @@ class PostgresDialect(SqlDialect):
 
     def append_statement(self, tables: Tables) -> Any | None:
         return build_append(tables, self.id_type())
+
+    def fast_path(
+        self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
+    ) -> FastPath | None:
+        if engine.dialect.driver != "psycopg":
+            return None
+        return PsycopgFastPath.create(
+            self, engine, statements.window, build_append(tables, self.id_type())
+        )
 
     def append_parameters(
         self, cid: str, rows: Sequence[dict[str, Any]], trim_to: int | None
@@ -151,6 +170,108 @@ def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
     )
     columns = ["conversation_id", "position", "is_system", "message_type", "content"]
     return sa.insert(m).from_select([*columns, "payload", "created_at"], rows).add_cte(trimmed)
+
+
+class _Compiled:
+    """A statement compiled once for an engine: its SQL and its constant parameters."""
+
+    def __init__(self, stmt: Any, engine: Engine) -> None:
+        compiled = stmt.compile(dialect=engine.dialect)
+        self.sql: str = compiled.string
+        self.constants: dict[str, Any] = {
+            name: bind.value for bind, name in compiled.bind_names.items() if bind.value is not None
+        }
+        self.plain = not compiled._bind_processors and not compiled.post_compile_params
+
+
+class PsycopgFastPath:
+    """Window read and append on the pooled psycopg connection, in autocommit (one round
+    trip each); driver errors go through the same translation as SQLAlchemy's."""
+
+    def __init__(
+        self, dialect: PostgresDialect, engine: Engine, window: _Compiled, append: _Compiled
+    ) -> None:
+        self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
+
+    @classmethod
+    def create(
+        cls, dialect: PostgresDialect, engine: Engine, window: Any, append: Any
+    ) -> PsycopgFastPath | None:
+        """The fast path, or None when a statement needs SQLAlchemy's parameter processing."""
+        compiled = _Compiled(window, engine), _Compiled(append, engine)
+        if not all(c.plain for c in compiled):
+            return None
+        return cls(dialect, engine, *compiled)
+
+    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        with self._cursor(self.window, "reading the window") as cur:
+            cur.execute(
+                self.window.sql, {**self.window.constants, "cid": cid, "n": non_system_limit}
+            )
+            rows = cur.fetchall()
+        # table order: conversation_id, position, is_system, message_type, content, payload, ts
+        return [from_values(r[1], r[3], r[4], r[5], r[6]) for r in rows]
+
+    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
+        params = {**self.append_sql.constants, **self.dialect.append_parameters(cid, rows, trim_to)}
+        try:
+            with self._cursor(self.append_sql, "appending") as cur:
+                cur.execute(self.append_sql.sql, params)
+        except _LostRace:
+            return False
+        return True
+
+    @contextmanager
+    def _cursor(self, stmt: _Compiled, what: str) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            raw = self.engine.raw_connection()
+        except psycopg.Error as exc:  # the pool hands out the driver's connect error as is
+            error = self._translated(exc, stmt, what, lost=True)
+            raise error from error.__cause__
+        try:
+            conn = raw.driver_connection
+            assert conn is not None
+            conn.autocommit = True  # client-side in psycopg: no round trip
+            try:
+                with conn.cursor() as cur:
+                    yield cur
+            finally:
+                if not conn.closed:
+                    conn.autocommit = False
+        except psycopg.Error as exc:
+            lost = self.engine.dialect.is_disconnect(cast(Any, exc), raw.dbapi_connection, None)
+            if lost:
+                raw.invalidate(exc)
+            error = self._translated(exc, stmt, what, lost=lost)
+            raise error from error.__cause__
+        finally:
+            raw.close()
+
+    def _translated(self, exc: Exception, stmt: _Compiled, what: str, *, lost: bool) -> Exception:
+        """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
+        import psycopg
+
+        wrapped = DBAPIError.instance(
+            stmt.sql, None, exc, psycopg.Error, connection_invalidated=lost,
+            dialect=self.engine.dialect,
+        )  # fmt: skip
+        if not isinstance(wrapped, DBAPIError):
+            return wrapped
+        if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
+            return _LostRace()
+        try:
+            with translate_errors(what):
+                raise wrapped from exc
+        except Exception as translated:
+            return translated
+        return wrapped  # pragma: no cover (translate_errors always raises)
+
+
+class _LostRace(Exception):
+    """A concurrent writer won; the append is retried."""
 
 
 def _sqlstate(exc: DBAPIError) -> str | None:
