@@ -14,7 +14,7 @@ import nox
 
 nox.options.error_on_missing_interpreters = False
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "typecheck", "unit", "conformance"]
+nox.options.sessions = ["lint", "typecheck", "unit", "conformance", "integrations"]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 MAIN_PYTHON = "3.11"
@@ -71,12 +71,33 @@ def conformance(session: nox.Session, backend: str) -> None:
     )
 
 
+FRAMEWORKS = "langchain,llamaindex"
+INTEGRATION_BACKENDS = ["postgres", "redis"]
+
+
 @nox.session(python=PYTHONS)
 def unit(session: nox.Session) -> None:
-    """Core tests that need no store (window rule, codec, validation, CLI, integrations)."""
-    _install(session, "sqlite")
+    """Core tests needing no server: window rule, codec, validation, CLI, data transfer, and
+    the LangChain/LlamaIndex conversions and adapters on the in-memory store and SQLite."""
+    _install(session, f"sqlite,{FRAMEWORKS}")
     session.run(
         "pytest", "chatmem_core/tests", "-q", "-rs", "--backend", "memory", *session.posargs
+    )
+
+
+@nox.session(python=MAIN_PYTHON)
+@nox.parametrize("backend", [b for b in INTEGRATION_BACKENDS if b in HARNESSES])
+def integrations(session: nox.Session, backend: str) -> None:
+    """The LangChain and LlamaIndex adapters against a server backend too."""
+    _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS}")
+    session.run(
+        "pytest",
+        "chatmem_core/tests/test_adapters.py",
+        "--backend",
+        backend,
+        "-q",
+        "-rs",
+        *session.posargs,
     )
 
 
@@ -90,7 +111,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on our packages (drivers installed so their types are checked too)."""
-    session.install("-e", ".[all]", "mypy>=1.11")
+    session.install("-e", f".[all,{FRAMEWORKS}]", "mypy>=1.11")
     session.run("mypy", *PACKAGES)
 
 

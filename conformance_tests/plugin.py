@@ -8,6 +8,7 @@ also written as JSON to ``$CHATMEM_SUMMARY_DIR`` (default ``.work/summary``).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
@@ -164,7 +165,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     ran_against = (
         info.label if info else f"not run: {_STATE.get('unavailable', 'no test used a server')}"
     )
+    suite = " ".join(sorted({a.split("::")[0].rstrip("/") for a in config.args})) or "."
     row = {
+        "suite": suite,
         "backend": backend,
         "python": platform.python_version(),
         "server": ran_against,
@@ -174,7 +177,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     }
     out_dir = Path(os.environ.get("CHATMEM_SUMMARY_DIR", ".work/summary"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{backend}-py{platform.python_version()}.json").write_text(json.dumps(row))
+    tag = hashlib.sha1(suite.encode()).hexdigest()[:8]
+    (out_dir / f"{backend}-py{platform.python_version()}-{tag}.json").write_text(json.dumps(row))
     terminalreporter.write_sep("=", "chatmem conformance summary")
     terminalreporter.write_line(
         f"backend={backend} python={row['python']} server={ran_against} "

@@ -14,12 +14,13 @@ def main() -> int:
     lines = [
         "# chatmem conformance summary",
         "",
-        "| backend | python | ran against | route | passed | failed | skipped | errors |",
-        "|---|---|---|---|---:|---:|---:|---:|",
+        "| backend | python | ran against | route | suite | passed | failed | skipped | errors |",
+        "|---|---|---|---|---|---:|---:|---:|---:|",
     ]
-    for r in sorted(rows, key=lambda r: (r["backend"], r["python"])):
+    for r in sorted(rows, key=lambda r: (r["backend"], r["python"], r.get("suite", ""))):
         lines.append(
             f"| {r['backend']} | {r['python']} | {r['server']} | {r['route'] or '-'} "
+            f"| {r.get('suite', '')} "
             f"| {r['passed']} | {r['failed']} | {r['skipped']} | {r['error']} |"
         )
     text = "\n".join(lines) + "\n"
