@@ -79,6 +79,7 @@ def test_payload_is_queryable_json(repository: Repo, server: ServerInfo) -> None
 def test_an_add_is_one_statement_in_autocommit(repository: Repo, server: ServerInfo) -> None:
     """Counted at the driver: one statement per add, none of psycopg's BEGIN/COMMIT round
     trips (it sends those only outside autocommit), the same for the window read."""
+    assert type(repository._fast).__name__ == "PsycopgFastPath"
     memory = MessageWindowChatMemory(repository, max_messages=4)
     engine = server.extra["engine"]
     for i in range(30):  # crosses the trim boundary several times: still one statement each
@@ -102,6 +103,19 @@ def test_appends_trim_rows_the_window_can_no_longer_show(repository: Repo) -> No
     assert len(log) <= 1 + 2 * 11
     assert log[0].text == "sys"
     assert [m.text for m in memory.get("t")] == ["sys", *[f"u{i}" for i in range(191, 200)]]
+
+
+def test_without_the_fast_path_an_add_is_still_one_statement(
+    repository: Repo, server: ServerInfo
+) -> None:
+    """The SQLAlchemy route (other PostgreSQL drivers) runs the same single statement."""
+    repository._fast = None
+    memory = MessageWindowChatMemory(repository, max_messages=3)
+    for i in range(10):
+        with driver_statements(server.extra["engine"]) as seen:
+            memory.add("sa", UserMessage(f"u{i}"))
+        assert len(seen) == 1 and seen[0][1], seen
+    assert [m.text for m in memory.get("sa")] == ["u7", "u8", "u9"]
 
 
 def test_large_text_and_payload_round_trip(repository: Repo) -> None:
