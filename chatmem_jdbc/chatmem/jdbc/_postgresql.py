@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from ._schema import Tables
     from ._statements import Statements
 
+DECODED = ("position", "message_type", "content", "payload", "created_at")
+"""The columns the fast path's window read fetches: ``from_values``'s arguments, in order."""
+
 RETRYABLE_SQLSTATES = frozenset({"40001", "40P01", "23505"})
 """serialization_failure, deadlock_detected, unique_violation."""
 
@@ -86,9 +89,9 @@ class PostgresDialect(SqlDialect):
     ) -> FastPath | None:
         if engine.dialect.driver != "psycopg":
             return None
-        return PsycopgFastPath.create(
-            self, engine, statements.window, build_append(tables, self.id_type())
-        )
+        window = statements.window
+        decoded = window.with_only_columns(*(window.selected_columns[n] for n in DECODED))
+        return PsycopgFastPath.create(self, engine, decoded, build_append(tables, self.id_type()))
 
     def append_parameters(
         self, cid: str, rows: Sequence[dict[str, Any]], trim_to: int | None
@@ -209,8 +212,7 @@ class PsycopgFastPath:
                 self.window.sql, {**self.window.constants, "cid": cid, "n": non_system_limit}
             )
             rows = cur.fetchall()
-        # table order: conversation_id, position, is_system, message_type, content, payload, ts
-        return [from_values(r[1], r[3], r[4], r[5], r[6]) for r in rows]
+        return [from_values(*r) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
