@@ -10,6 +10,7 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
@@ -293,6 +294,7 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
 
 _LOCK_FOR_MEMORY_DB = threading.RLock()
+IDLE_PING_SECONDS = 10.0
 
 
 def _now() -> datetime:
@@ -311,9 +313,12 @@ DEFAULT_DRIVERS = {
 or pyodbc, and no longer knows ``postgres://``)."""
 
 
-def make_engine(url: str, **engine_options: Any) -> Engine:
+def make_engine(
+    url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any
+) -> Engine:
     """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
-    one shared connection for ``:memory:``); a URL without a driver gets the extra's."""
+    one shared connection for ``:memory:``; servers: pooled connections pinged only after
+    ``idle_ping_seconds`` idle); a URL without a driver gets the extra's."""
     parsed = sa.make_url(url)
     if parsed.drivername in DEFAULT_DRIVERS:
         parsed = parsed.set(drivername=DEFAULT_DRIVERS[parsed.drivername])
@@ -327,8 +332,39 @@ def make_engine(url: str, **engine_options: Any) -> Engine:
         if not memory:
             sa.event.listen(engine, "connect", _sqlite_wal)
         return engine
-    engine_options.setdefault("pool_pre_ping", True)
-    return sa.create_engine(parsed, **engine_options)
+    engine = sa.create_engine(parsed, **engine_options)
+    if not engine_options.get("pool_pre_ping"):
+        ping_when_idle(engine, idle_ping_seconds)
+    return engine
+
+
+def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> None:
+    """Ping a pooled connection at checkout only if it sat idle for ``idle_seconds``.
+
+    ``pool_pre_ping`` pings on every checkout, a full extra round trip per operation; a
+    connection used moments ago is alive, while one idle long enough to be dropped by the
+    server or a proxy is checked (and silently replaced) before we use it.
+    """
+
+    def on_connect(_dbapi_conn: Any, record: Any) -> None:
+        record.info["chatmem_used"] = time.monotonic()
+
+    def on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        if time.monotonic() - record.info.get("chatmem_used", 0.0) < idle_seconds:
+            return
+        try:
+            alive = engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            raise sa.exc.DisconnectionError(f"stale pooled connection: {exc}") from exc
+        if not alive:
+            raise sa.exc.DisconnectionError("stale pooled connection")
+
+    def on_checkin(_dbapi_conn: Any, record: Any) -> None:
+        record.info["chatmem_used"] = time.monotonic()
+
+    sa.event.listen(engine, "connect", on_connect)
+    sa.event.listen(engine, "checkout", on_checkout)
+    sa.event.listen(engine, "checkin", on_checkin)
 
 
 def _sqlite_wal(dbapi_conn: Any, _record: Any) -> None:

@@ -1,0 +1,57 @@
+"""Pooled connections: a connection the server dropped while idle is replaced, not surfaced."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from chatmem.core import MessageWindowChatMemory, UserMessage
+from chatmem.jdbc import JdbcChatMemoryRepository, make_engine
+from conformance_tests.harness import ServerInfo, unique_suffix
+
+pytestmark = pytest.mark.backend("postgres")
+
+
+def test_connection_dropped_while_idle_is_replaced_transparently(server: ServerInfo) -> None:
+    assert server.url is not None
+    engine = make_engine(server.url, idle_ping_seconds=0.2, pool_size=1, max_overflow=0)
+    repo = JdbcChatMemoryRepository(
+        engine, table_name=f"cm_{unique_suffix()}", initialize_schema="always"
+    )
+    try:
+        memory = MessageWindowChatMemory(repo, max_messages=5)
+        memory.add("c", UserMessage("before"))
+        with engine.connect() as conn:  # the pool's only connection
+            pid = conn.execute(sa.text("SELECT pg_backend_pid()")).scalar_one()
+        killer = sa.create_engine(server.url, poolclass=sa.pool.NullPool)
+        with killer.connect() as conn:
+            killed = conn.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            assert killed.scalar_one() is True
+        killer.dispose()
+        time.sleep(0.3)
+        memory.add("c", UserMessage("after"))
+        assert [m.text for m in memory.get("c")] == ["before", "after"]
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()
+
+
+def test_hot_connections_are_not_pinged(server: ServerInfo) -> None:
+    assert server.url is not None
+    engine = make_engine(server.url)
+    statements: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    repo = JdbcChatMemoryRepository(
+        engine, table_name=f"cm_{unique_suffix()}", initialize_schema="always"
+    )
+    try:
+        repo.find_by_conversation_id("warm")
+        statements.clear()
+        for _ in range(5):
+            repo.find_by_conversation_id("warm")
+        assert len(statements) == 5, statements
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()
