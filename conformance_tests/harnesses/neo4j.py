@@ -54,7 +54,6 @@ LABEL_BASES = {
 # matters for big heaps; the --add-opens are what Neo4j 5 needs on Java 17.
 JVM_OPTIONS = [
     "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
     "-XX:-OmitStackTraceInFastThrow",
     "-XX:+DisableExplicitGC",
     "-Djdk.nio.maxCachedBufferSize=1024",
@@ -76,7 +75,9 @@ def find_install() -> tuple[str, Path]:
             version = (folder / "VERSION").read_text().strip()
             found.append((tuple(int(x) for x in version.split(".")), version, folder))
     if not found:
-        raise Unavailable("Neo4j jars not installed in ~/.cache/chatmem: run scripts/install/neo4j.sh")
+        raise Unavailable(
+            "Neo4j jars not installed in ~/.cache/chatmem: run scripts/install/neo4j.sh"
+        )
     _, version, folder = max(found)
     return version, folder
 
@@ -97,18 +98,13 @@ def find_java(folder: Path) -> str:
 
 def connect(url: str) -> Any:
     """A driver for ``url``; credentials in the URL become basic auth."""
-    from urllib.parse import unquote, urlsplit, urlunsplit
-
     import neo4j
 
-    parts = urlsplit(url)
-    auth = None
-    if parts.username is not None:
-        auth = (unquote(parts.username), unquote(parts.password or ""))
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc = f"{netloc}:{parts.port}"
-    return neo4j.GraphDatabase.driver(urlunsplit((parts.scheme, netloc, "", "", "")), auth=auth)
+    from chatmem.neo4j import parse_url
+
+    target = parse_url(url)
+    auth = None if target.user is None else (target.user, target.password or "")
+    return neo4j.GraphDatabase.driver(target.uri, auth=auth)
 
 
 def ask_version(driver: Any) -> tuple[str, str]:

@@ -14,6 +14,8 @@ from ._config import (  # noqa: E402
     DEFAULT_TOOL_CALL_LABEL,
     DEFAULT_TOOL_RESPONSE_LABEL,
     Neo4jConfig,
+    Neo4jUrl,
+    parse_url,
 )
 from ._repository import Neo4jChatMemoryRepository  # noqa: E402
 
@@ -28,4 +30,6 @@ __all__ = [
     "DEFAULT_TOOL_RESPONSE_LABEL",
     "Neo4jChatMemoryRepository",
     "Neo4jConfig",
+    "Neo4jUrl",
+    "parse_url",
 ]

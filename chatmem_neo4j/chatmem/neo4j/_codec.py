@@ -6,14 +6,15 @@ or a property named ``""``. Metadata entries that fit are stored as properties o
 Metadata node, so they stay queryable in Cypher; the rest are kept, losslessly, as one JSON
 object in the ``encoded`` property of the ``HAS_METADATA`` relationship, whose
 ``key_order`` keeps the caller's key order. Bytes media stay bytes (a byte array), created
-times are native ``DATETIME`` values (exact to the microsecond).
+times are native ``DATETIME`` values (exact to the microsecond), read back as integer
+microseconds.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from chatmem.core import (
@@ -26,9 +27,13 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
+    from_micros,
+    message_from_dict,
+    to_micros,
 )
 
 _INT64 = (-(2**63), 2**63 - 1)
+_KINDS = frozenset(("USER", "ASSISTANT", "SYSTEM", "TOOL"))
 _SCALARS = (str, bool, float)
 
 
@@ -40,7 +45,7 @@ def is_property_value(value: object) -> bool:
     """True when Neo4j stores ``value`` as a property and gives it back unchanged."""
     if type(value) in _SCALARS or _is_int64(value):
         return True
-    if type(value) is not list:
+    if not isinstance(value, list):  # core hands nested lists over as read-only subclasses
         return False
     if not value:
         return True
@@ -59,7 +64,7 @@ def metadata_params(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
     encoded: dict[str, Any] = {}
     for key, value in metadata.items():
         if key and is_property_value(value):
-            node[key] = value
+            node[key] = list(value) if isinstance(value, list) else value
         else:
             encoded[key] = value
     rel: dict[str, Any] = {"key_order": list(metadata)}
@@ -70,7 +75,11 @@ def metadata_params(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def message_params(message: Message) -> dict[str, Any]:
     """The ``$messages[i]`` map the create statement expects."""
-    props: dict[str, Any] = {"type": message.message_type.value, "created_at": message.created_at}
+    assert message.created_at is not None  # core stamps every message before storing it
+    # [seconds, microseconds] with floor division (exact, pre-1970 too); Cypher builds the
+    # DATETIME. Plain ints pack much faster in the driver than a datetime parameter.
+    ts = list(divmod(to_micros(message.created_at), 1_000_000))
+    props: dict[str, Any] = {"type": message.message_type.value}
     if not isinstance(message, ToolResponseMessage) and message.text is not None:
         props["text"] = message.text
     media = []
@@ -96,11 +105,23 @@ def message_params(message: Message) -> dict[str, Any]:
         ]
     return {
         "props": props,
+        "ts": ts,
         "metadata": metadata_params(message.metadata),
         "tool_calls": calls,
         "tool_responses": responses,
         "media": media,
     }
+
+
+def shape_of(params: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """Which optional parts a batch of ``message_params`` has (picks the create statement)."""
+    shape = {k for k in ("metadata", "tool_calls", "tool_responses", "media")
+             if any(p[k] for p in params)}
+    if any(p["props"]["type"] == "SYSTEM" for p in params):
+        shape.add("system")
+    if len(params) == 1:
+        shape.add("single")
+    return frozenset(shape)
 
 
 def _metadata_from(parts: Sequence[Any]) -> dict[str, Any]:
@@ -116,17 +137,28 @@ def _ordered(parts: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _created_at(value: Any) -> datetime:
-    native = value.to_native() if hasattr(value, "to_native") else value
-    if not isinstance(native, datetime):
+    # Read as integer microseconds (computed in Cypher): exact, and far cheaper for the
+    # driver than hydrating a DATETIME into neo4j.time objects.
+    if type(value) is not int:
         raise SchemaError(f"created_at is {type(value).__name__}, expected a DATETIME")
-    return native.astimezone(timezone.utc)
+    return from_micros(value)
 
 
-def message_from_row(row: Mapping[str, Any]) -> Message:
-    """Decode one row of ``Schema._returns``."""
-    kind = row["type"]
+def message_from_row(row: Sequence[Any]) -> Message:
+    """Decode one entry of ``Schema._returns``'s ``rows``."""
+    position, kind, text, micros, parts = row
+    if kind not in _KINDS:
+        raise SchemaError(f"unknown message type {kind!r} in the graph")
+    created_at = _created_at(micros)
+    if parts is None or not (parts[1] or parts[2] or parts[3]):
+        # Text and metadata only: core's trusted path (this codec wrote the values).
+        d: dict[str, Any] = {"type": kind, "text": text}
+        if parts is not None and parts[0]:
+            d["metadata"] = _metadata_from(parts[0])
+        return message_from_dict(d, created_at=created_at, position=position, trusted=True)
+    metadata, tool_calls, tool_responses, media = parts
     common: dict[str, Any] = {
-        "metadata": _metadata_from(row["metadata"]),
+        "metadata": _metadata_from(metadata),
         "media": tuple(
             Media(
                 mime_type=p["mime_type"],
@@ -134,25 +166,23 @@ def message_from_row(row: Mapping[str, Any]) -> Message:
                 id=p.get("id"),
                 name=p.get("name"),
             )
-            for p in _ordered(row["media"])
+            for p in _ordered(media)
         ),
-        "created_at": _created_at(row["created_at"]),
-        "position": row["position"],
+        "created_at": created_at,
+        "position": position,
     }
     if kind == "USER":
-        return UserMessage(row["text"], **common)
+        return UserMessage(text, **common)
     if kind == "SYSTEM":
-        return SystemMessage(row["text"], **common)
+        return SystemMessage(text, **common)
     if kind == "ASSISTANT":
         calls = tuple(
             ToolCall(id=p["id"], type=p["type"], name=p["name"], arguments=p["arguments"])
-            for p in _ordered(row["tool_calls"])
+            for p in _ordered(tool_calls)
         )
-        return AssistantMessage(row["text"], tool_calls=calls, **common)
-    if kind == "TOOL":
-        responses = tuple(
-            ToolResponse(id=p["id"], name=p["name"], response_data=p["response_data"])
-            for p in _ordered(row["tool_responses"])
-        )
-        return ToolResponseMessage(responses, **common)
-    raise SchemaError(f"unknown message type {kind!r} in the graph")
+        return AssistantMessage(text, tool_calls=calls, **common)
+    responses = tuple(
+        ToolResponse(id=p["id"], name=p["name"], response_data=p["response_data"])
+        for p in _ordered(tool_responses)
+    )
+    return ToolResponseMessage(responses, **common)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import NamedTuple
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import cypher_label
@@ -71,3 +73,30 @@ class Neo4jConfig:
                     name, f"is not a Neo4j option (known: {', '.join(sorted(known))})"
                 )
         return cls(**options)  # type: ignore[arg-type]
+
+
+URL_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+
+
+class Neo4jUrl(NamedTuple):
+    """A connection URL split into what ``neo4j.GraphDatabase.driver`` takes."""
+
+    uri: str
+    user: str | None
+    password: str | None
+
+
+def parse_url(url: object) -> Neo4jUrl:
+    """``neo4j://user:pass@host:7687`` -> the URI without credentials, and the
+    (percent-decoded) credentials; any other shape is an error naming ``url``."""
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
+        raise InvalidArgumentError(
+            "url", f"{url!r} is not a Neo4j URL like neo4j://user:pass@host:7687"
+        )
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    uri = urlunsplit((parts.scheme, netloc, "", parts.query, ""))
+    if parts.username is None:
+        return Neo4jUrl(uri, None, None)
+    return Neo4jUrl(uri, unquote(parts.username), unquote(parts.password or ""))

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from neo4j import exceptions as neo4j_errors
-
 from chatmem.core import BackendError, BackendUnavailableError, ChatMemoryError
+from neo4j import exceptions as neo4j_errors
 
 _UNAVAILABLE = (
     neo4j_errors.ServiceUnavailable,

@@ -10,15 +10,13 @@ lock timeout, not a leader) are re-run; a lost connection is reported, never bli
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, ClassVar
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 import neo4j
-from neo4j import exceptions as neo4j_errors
-
 from chatmem.core import (
     BaseChatMemoryRepository,
     Capability,
@@ -28,16 +26,15 @@ from chatmem.core import (
     Message,
     WindowEdit,
 )
+from neo4j import exceptions as neo4j_errors
 
-from ._codec import message_from_row, message_params
-from ._config import Neo4jConfig
+from ._codec import message_from_row, message_params, shape_of
+from ._config import Neo4jConfig, parse_url
 from ._errors import rejected_before_commit, translate_errors
-from ._schema import TRIM_PER_MESSAGE, Schema
+from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 30
 """How often a statement the server rejected before commit (deadlock...) is re-run."""
-
-URL_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 
 _ALREADY_EXISTS = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
@@ -58,7 +55,9 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
 
     def __init__(self, driver: neo4j.Driver, **options: Any) -> None:
         if not isinstance(driver, neo4j.Driver):
-            raise InvalidArgumentError("driver", f"must be a neo4j.Driver, got {type(driver).__name__}")
+            raise InvalidArgumentError(
+                "driver", f"must be a neo4j.Driver, got {type(driver).__name__}"
+            )
         self.config = Neo4jConfig.from_options(options)
         self._driver = driver
         self._owns_driver = False
@@ -69,11 +68,8 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         self._load_window_q = schema.load_window()
         self._lock_window_q = schema.load_window(create=True)
         self._ids_q = schema.find_ids_page()
-        self._save_q = schema.save_all()
         self._delete_q = schema.delete()
-        self._append_q = schema.append(trim=False)
-        self._append_trim_q = schema.append(trim=True)
-        self._edit_q = schema.edit_window()
+        self._trim_q = schema.trim()
         if self.config.initialize_schema:
             self.initialize_schema()
 
@@ -81,19 +77,12 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
     def from_url(cls, url: str, **options: Any) -> Neo4jChatMemoryRepository:
         """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
         URL (percent-encoded) become basic auth. ``close()`` closes this driver."""
-        parts = urlsplit(url) if isinstance(url, str) else None
-        if parts is None or parts.scheme.lower() not in URL_SCHEMES or not parts.hostname:
-            raise InvalidArgumentError(
-                "url", f"{url!r} is not a Neo4j URL like neo4j://user:pass@host:7687"
-            )
+        target = parse_url(url)
         auth = None
-        if parts.username is not None:
-            auth = neo4j.basic_auth(unquote(parts.username), unquote(parts.password or ""))
-        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        plain = urlunsplit((parts.scheme, netloc, "", parts.query, ""))
+        if target.user is not None:
+            auth = neo4j.basic_auth(target.user, target.password or "")
         Neo4jConfig.from_options(options)  # reject bad options before connecting
-        driver = neo4j.GraphDatabase.driver(plain, auth=auth)
+        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
         try:
             repo = cls(driver, **options)
         except BaseException:
@@ -125,7 +114,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         """Create the constraint and indexes if missing (race-safe) and wait until online."""
         with translate_errors("schema initialisation"):
             for statement in self.schema.ddl():
-                self._retry(lambda s=statement: self._run_schema(s))
+                self._retry(functools.partial(self._run_schema, statement))
             with self._session(neo4j.WRITE_ACCESS) as session:
                 session.run("CALL db.awaitIndexes(300)").consume()
 
@@ -139,7 +128,8 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
 
     # -- hooks ----------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        rows = self._read(self._ids_q, {"after": after or "", "limit": limit + 1}, "listing")
+        params = {"after": after or "", "limit": limit + 1}
+        rows = self._run(self._ids_q, params, "listing", neo4j.READ_ACCESS)
         # A session deleted while the listing ran can show up without its id: skip it.
         ids = [str(r["id"]) for r in rows if r["id"] is not None]
         if len(ids) > limit:
@@ -157,34 +147,39 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         return self._messages(self._load_window_q, params, "window read")
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
-        params = {"cid": cid, "messages": [message_params(m) for m in messages]}
-        self._write(self._save_q, params, "save_all")
+        batch = [message_params(m) for m in messages]
+        params = {"cid": cid, "messages": batch}
+        self._run(self.schema.save_all(shape_of(batch)), params, "save_all")
 
     def _delete(self, cid: str) -> None:
-        self._write(self._delete_q, {"cid": cid}, "delete")
+        self._run(self._delete_q, {"cid": cid}, "delete")
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
-        params: dict[str, Any] = {"cid": cid, "messages": [message_params(m) for m in messages]}
+        batch = [message_params(m) for m in messages]
+        statement = self.schema.append(shape_of(batch))
+        records = self._run(statement, {"cid": cid, "messages": batch}, "append")
         if trim_to is None:
-            self._write(self._append_q, params, "append")
             return
-        params["trim_to"] = trim_to
-        params["trim_limit"] = TRIM_PER_MESSAGE * (len(messages) + 1)
-        self._write(self._append_trim_q, params, "window append")
+        end, every = records[0]["next_position"], TRIM_EVERY * trim_to
+        if end // every > (end - len(batch)) // every:  # crossed a multiple: trim now
+            params = {"cid": cid, "trim_to": trim_to, "trim_limit": TRIM_LIMIT * trim_to}
+            self._run(self._trim_q, params, "trim")
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
         def work(tx: neo4j.ManagedTransaction) -> None:
-            result = tx.run(self._lock_window_q, {"cid": cid, "n": non_system_limit})
-            edit = plan([message_from_row(r) for r in result])
-            if not (edit.append or edit.delete_positions or edit.delete_non_system_below is not None):
+            record = tx.run(self._lock_window_q, {"cid": cid, "n": non_system_limit}).single()
+            edit = plan([message_from_row(r) for r in record["rows"]] if record else [])
+            below = edit.delete_non_system_below
+            if not (edit.append or edit.delete_positions or below is not None):
                 return
-            tx.run(self._edit_q, {
+            batch = [message_params(m) for m in edit.append]
+            tx.run(self.schema.edit_window(shape_of(batch)), {
                 "cid": cid,
                 "delete_positions": sorted(edit.delete_positions),
-                "below": edit.delete_non_system_below,
-                "messages": [message_params(m) for m in edit.append],
+                "below": below,
+                "messages": batch,
             }).consume()
 
         with translate_errors("window edit"), self._session(neo4j.WRITE_ACCESS) as session:
@@ -210,18 +205,14 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
                 time.sleep(min(0.002 * 2**attempt, 0.2))
         raise ConcurrencyError(f"Neo4j kept rejecting the statement ({ATTEMPTS} tries)") from last
 
-    def _write(self, query: str, params: dict[str, Any], what: str) -> None:
-        def run() -> None:
-            with self._session(neo4j.WRITE_ACCESS) as session:
-                session.run(query, params).consume()
+    def _run(
+        self, query: str, params: dict[str, Any], what: str, mode: str = neo4j.WRITE_ACCESS
+    ) -> list[neo4j.Record]:
+        """One auto-commit statement (one round trip). Conversation reads are writes too:
+        they lock their session node (see ``_schema``)."""
 
-        with translate_errors(what):
-            self._retry(run)
-
-    def _read(self, query: str, params: dict[str, Any], what: str) -> list[neo4j.Record]:
         def run() -> list[neo4j.Record]:
-            # WRITE: conversation reads lock their session node (see _schema's docstring).
-            with self._session(neo4j.WRITE_ACCESS) as session:
+            with self._session(mode) as session:
                 return list(session.run(query, params))
 
         with translate_errors(what):
@@ -229,4 +220,5 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             return result
 
     def _messages(self, query: str, params: dict[str, Any], what: str) -> list[Message]:
-        return [message_from_row(r) for r in self._read(query, params, what)]
+        records = self._run(query, params, what)  # one record, or none for an unknown id
+        return [message_from_row(r) for r in records[0]["rows"]] if records else []

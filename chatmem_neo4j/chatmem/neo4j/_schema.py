@@ -33,9 +33,17 @@ paged id listing in index order.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ParamSpec
 
 from ._config import Neo4jConfig
+
+P = ParamSpec("P")
+Shape = frozenset[str]
+"""What a batch of messages holds: any of ``metadata``, ``tool_calls``, ``tool_responses``,
+``media``, ``system``, and ``single`` for exactly one message (see ``_codec.shape_of``)."""
 
 HAS_MESSAGE = "HAS_MESSAGE"
 HAS_METADATA = "HAS_METADATA"
@@ -44,9 +52,25 @@ HAS_TOOL_RESPONSE = "HAS_TOOL_RESPONSE"
 HAS_MEDIA = "HAS_MEDIA"
 PART_RELATIONSHIPS = f"{HAS_METADATA}|{HAS_TOOL_CALL}|{HAS_TOOL_RESPONSE}|{HAS_MEDIA}"
 
-TRIM_PER_MESSAGE = 2
-"""A window append deletes at most ``TRIM_PER_MESSAGE * (added + 1)`` evicted messages, so
-each add does bounded work and an overlong history shrinks as the conversation goes on."""
+TRIM_EVERY = 4
+TRIM_LIMIT = 8
+"""Window appends trim lazily: after an append whose positions cross a multiple of
+``TRIM_EVERY * trim_to``, one more statement deletes at most ``TRIM_LIMIT * trim_to`` of
+the evicted messages. A trim costs about the same for 20 deletions as for 300, so doing
+it rarely in batches keeps adds cheap; the log stays within a few windows, and an overlong
+history shrinks as the conversation goes on."""
+
+
+def _statement(build: Callable[P, str]) -> Callable[P, str]:
+    """Return the built Cypher on one line with single spaces: less for the driver to pack
+    and send on every call (statements hold no comments and no string literal with a run
+    of spaces, so this changes no meaning)."""
+
+    @functools.wraps(build)
+    def compact(*args: P.args, **kwargs: P.kwargs) -> str:
+        return " ".join(build(*args, **kwargs).split())
+
+    return compact
 
 
 def _q(label: str) -> str:
@@ -113,28 +137,55 @@ class Schema:
         )
         return f"{find}\nSET s.lock = true REMOVE s.lock\nWITH s"
 
-    def _create_messages(self) -> str:
-        """Create ``$messages`` (see ``_codec.message_params``) at ``base + i``, then advance
-        the session's counter and remember where system messages went."""
-        return f"""
+    def _reserve(self) -> str:
+        """Lock (creating) the session and reserve ``size($messages)`` positions from
+        ``base``. Cypher takes the node's write lock before it evaluates a ``SET`` that
+        reads the property it writes, so concurrent reservations never overlap."""
+        return (
+            f"MERGE (s:{_q(self.session)} {{conversation_id: $cid}})\n"
+            "ON CREATE SET s.next_position = 0, s.system_positions = []\n"
+            "SET s.next_position = s.next_position + size($messages)\n"
+            "WITH s, s.next_position - size($messages) AS base"
+        )
+
+    def _create_messages(self, shape: Shape) -> str:
+        """Create ``$messages`` (see ``_codec.message_params``) at ``base + i`` under the
+        locked session ``s`` and remember where system messages went. Only the parts the
+        batch has (``shape``) get a ``FOREACH``, and a single message needs no ``UNWIND``:
+        a plain turn runs the smallest plan."""
+        body = f"""
+  CREATE (s)-[:{HAS_MESSAGE}]->(m:{_q(self.message)})
+  SET m = msg.props, m.conversation_id = $cid, m.position = position,
+    m.created_at = datetime({{epochSeconds: msg.ts[0], nanosecond: msg.ts[1] * 1000}})"""
+        parts = {
+            "metadata": f"""
+  FOREACH (md IN msg.metadata |
+    CREATE (m)-[r:{HAS_METADATA}]->(x:{_q(self.metadata)}) SET r = md.rel, x = md.node)""",
+            "tool_calls": f"""
+  FOREACH (tc IN msg.tool_calls |
+    CREATE (m)-[:{HAS_TOOL_CALL}]->(x:{_q(self.tool_call)}) SET x = tc)""",
+            "tool_responses": f"""
+  FOREACH (tr IN msg.tool_responses |
+    CREATE (m)-[:{HAS_TOOL_RESPONSE}]->(x:{_q(self.tool_response)}) SET x = tr)""",
+            "media": f"""
+  FOREACH (me IN msg.media |
+    CREATE (m)-[:{HAS_MEDIA}]->(x:{_q(self.media)}) SET x = me)""",
+        }
+        body += "".join(text for kind, text in parts.items() if kind in shape)
+        if "single" in shape:
+            text = f"\nWITH s, base, base AS position, $messages[0] AS msg{body}"
+        else:
+            text = f"""
 CALL {{
   WITH s, base
   UNWIND range(0, size($messages) - 1) AS i
-  WITH s, base + i AS position, $messages[i] AS msg
-  CREATE (s)-[:{HAS_MESSAGE}]->(m:{_q(self.message)})
-  SET m = msg.props, m.conversation_id = $cid, m.position = position
-  FOREACH (md IN msg.metadata |
-    CREATE (m)-[r:{HAS_METADATA}]->(x:{_q(self.metadata)}) SET r = md.rel, x = md.node)
-  FOREACH (tc IN msg.tool_calls |
-    CREATE (m)-[:{HAS_TOOL_CALL}]->(x:{_q(self.tool_call)}) SET x = tc)
-  FOREACH (tr IN msg.tool_responses |
-    CREATE (m)-[:{HAS_TOOL_RESPONSE}]->(x:{_q(self.tool_response)}) SET x = tr)
-  FOREACH (me IN msg.media |
-    CREATE (m)-[:{HAS_MEDIA}]->(x:{_q(self.media)}) SET x = me)
-}}
-SET s.next_position = base + size($messages),
-    s.system_positions = s.system_positions +
-      [i IN range(0, size($messages) - 1) WHERE $messages[i].props.type = 'SYSTEM' | base + i]"""
+  WITH s, base + i AS position, $messages[i] AS msg{body}
+}}"""
+        if "system" in shape:
+            text += """
+SET s.system_positions = s.system_positions +
+  [i IN range(0, size($messages) - 1) WHERE $messages[i].props.type = 'SYSTEM' | base + i]"""
+        return text
 
     @staticmethod
     def _delete_where(match: str) -> str:
@@ -151,16 +202,24 @@ CALL {{
         return self._delete_where(f"MATCH (s)-[:{HAS_MESSAGE}]->(old:{_q(self.message)})")
 
     def _returns(self) -> str:
-        """One row per message ``m`` with its parts as lists (never multiplied by them)."""
+        """One record: ``rows``, a list with one entry per message ``m`` in position order,
+        ``[position, type, text, created_at_micros, parts]``. ``parts`` is null for a
+        message without part nodes (one degree check instead of four expansions), else
+        ``[metadata, tool_calls, tool_responses, media]``, each collected by a pattern
+        comprehension, so a message is never multiplied by its parts. One record instead
+        of one per message roughly halves the driver's decoding work."""
         return f"""
-RETURN m.position AS position, m.type AS type, m.text AS text, m.created_at AS created_at,
-       [(m)-[r:{HAS_METADATA}]->(x:{_q(self.metadata)}) |
-          [r.key_order, r.encoded, properties(x)]] AS metadata,
-       [(m)-[:{HAS_TOOL_CALL}]->(x:{_q(self.tool_call)}) | properties(x)] AS tool_calls,
-       [(m)-[:{HAS_TOOL_RESPONSE}]->(x:{_q(self.tool_response)}) | properties(x)]
-          AS tool_responses,
-       [(m)-[:{HAS_MEDIA}]->(x:{_q(self.media)}) | properties(x)] AS media
-ORDER BY position"""
+WITH m ORDER BY m.position
+RETURN collect([
+  m.position, m.type, m.text,
+  m.created_at.epochMillis * 1000 + m.created_at.microsecond % 1000,
+  CASE WHEN COUNT {{ (m)-[:{PART_RELATIONSHIPS}]->() }} = 0 THEN null ELSE [
+    [(m)-[r:{HAS_METADATA}]->(x:{_q(self.metadata)}) | [r.key_order, r.encoded, properties(x)]],
+    [(m)-[:{HAS_TOOL_CALL}]->(x:{_q(self.tool_call)}) | properties(x)],
+    [(m)-[:{HAS_TOOL_RESPONSE}]->(x:{_q(self.tool_response)}) | properties(x)],
+    [(m)-[:{HAS_MEDIA}]->(x:{_q(self.media)}) | properties(x)]
+  ] END
+]) AS rows"""
 
     def _window(self) -> str:
         m = _q(self.message)
@@ -179,6 +238,7 @@ CALL {{
 }}"""
 
     # -- statements -----------------------------------------------------------------------
+    @_statement
     def find(self) -> str:
         """The whole log, oldest first (params: cid)."""
         return (
@@ -187,6 +247,7 @@ CALL {{
             + self._returns()
         )
 
+    @_statement
     def find_last(self) -> str:
         """The last ``$n`` messages, oldest first (params: cid, n)."""
         return (
@@ -201,12 +262,14 @@ CALL {{
             + self._returns()
         )
 
+    @_statement
     def load_window(self, create: bool = False) -> str:
         """Every system message plus the last ``$n`` others (params: cid, n). With
         ``create`` the session node is created if missing, so a window edit holds the lock
         even on a new conversation."""
         return self._lock(create) + self._window() + self._returns()
 
+    @_statement
     def find_ids_page(self) -> str:
         """Ids after ``$after`` in index order, at most ``$limit`` (params: after, limit)."""
         return f"""
@@ -214,42 +277,55 @@ MATCH (s:{_q(self.session)})
 WHERE s.conversation_id > $after AND EXISTS {{ (s)-[:{HAS_MESSAGE}]->() }}
 RETURN s.conversation_id AS id ORDER BY id LIMIT $limit"""
 
-    def save_all(self) -> str:
+    @functools.lru_cache(maxsize=64)  # noqa: B019 (schemas live as long as repositories)
+    @_statement
+    def save_all(self, shape: Shape) -> str:
         """Replace the log in one statement (params: cid, messages)."""
         return (
             self._lock(create=True)
             + self._delete_all()
-            + "\nSET s.system_positions = []\nWITH s, 0 AS base"
-            + self._create_messages()
+            + "\nSET s.next_position = size($messages), s.system_positions = []"
+            + "\nWITH s, 0 AS base"
+            + self._create_messages(shape)
         )
 
+    @_statement
     def delete(self) -> str:
         """Remove the session and everything under it (params: cid)."""
         return self._lock(create=False) + self._delete_all() + "\nDETACH DELETE s"
 
-    def append(self, trim: bool) -> str:
-        """Append ``$messages`` after every stored one (params: cid, messages[, trim_to,
-        trim_limit]). With ``trim``, also delete up to ``$trim_limit`` of the oldest
-        non-system messages that are not among the newest ``$trim_to`` non-system ones."""
-        text = (
-            self._lock(create=True)
-            + "\nWITH s, s.next_position AS base"
-            + self._create_messages()
+    @functools.lru_cache(maxsize=64)  # noqa: B019
+    @_statement
+    def append(self, shape: Shape) -> str:
+        """Append ``$messages`` after every stored one and return the session's new
+        ``next_position`` (params: cid, messages)."""
+        return (
+            self._reserve()
+            + self._create_messages(shape)
+            + "\nRETURN s.next_position AS next_position"
         )
-        if not trim:
-            return text
+
+    @_statement
+    def trim(self) -> str:
+        """Delete up to ``$trim_limit`` of the oldest non-system messages that are not
+        among the newest ``$trim_to`` non-system ones (params: cid, trim_to, trim_limit).
+        The cut (k) and the candidates (o) are both read in index order with a bound."""
         m = _q(self.message)
-        return text + "\nWITH s" + self._delete_where(f"""MATCH (k:{m})
+        return self._lock(create=False) + self._delete_where(f"""MATCH (k:{m})
   WHERE k.conversation_id = $cid AND k.position >= 0 AND k.type <> 'SYSTEM'
   WITH k ORDER BY k.conversation_id DESC, k.position DESC SKIP $trim_to LIMIT 1
-  MATCH (old:{m})
-  WHERE old.conversation_id = $cid AND 0 <= old.position <= k.position
-    AND old.type <> 'SYSTEM'
-  WITH old ORDER BY old.conversation_id, old.position LIMIT $trim_limit""")
+  CALL {{
+    MATCH (o:{m}) WHERE o.conversation_id = $cid AND o.position >= 0 AND o.type <> 'SYSTEM'
+    RETURN o ORDER BY o.conversation_id, o.position LIMIT $trim_limit
+  }}
+  WITH o AS old WHERE old.position <= k.position""")
 
-    def edit_window(self) -> str:
+    @functools.lru_cache(maxsize=64)  # noqa: B019
+    @_statement
+    def edit_window(self, shape: Shape) -> str:
         """Apply a ``WindowEdit`` in the transaction whose ``load_window(create=True)``
-        took the lock (params: cid, delete_positions, below, messages)."""
+        took the lock (params: cid, delete_positions, below, messages; ``messages`` may be
+        empty: the ``UNWIND`` then creates nothing)."""
         m = _q(self.message)
         return (
             f"MATCH (s:{_q(self.session)} {{conversation_id: $cid}})"
@@ -262,8 +338,9 @@ RETURN s.conversation_id AS id ORDER BY id LIMIT $limit"""
                 " AND 0 <= old.position < $below AND old.type <> 'SYSTEM'"
             )
             + "\nSET s.system_positions ="
-            " [p IN s.system_positions WHERE NOT p IN $delete_positions]"
-            + "\nWITH s, s.next_position AS base"
-            + self._create_messages()
+            " [p IN s.system_positions WHERE NOT p IN $delete_positions],"
+            "\n    s.next_position = s.next_position + size($messages)"
+            + "\nWITH s, s.next_position - size($messages) AS base"
+            + self._create_messages(shape)
             + f"\nWITH s WHERE NOT EXISTS {{ (s)-[:{HAS_MESSAGE}]->() }}\nDELETE s"
         )
