@@ -79,9 +79,7 @@ def message_params(message: Message) -> dict[str, Any]:
     # [seconds, microseconds] with floor division (exact, pre-1970 too); Cypher builds the
     # DATETIME. Plain ints pack much faster in the driver than a datetime parameter.
     ts = list(divmod(to_micros(message.created_at), 1_000_000))
-    props: dict[str, Any] = {"type": message.message_type.value}
-    if not isinstance(message, ToolResponseMessage) and message.text is not None:
-        props["text"] = message.text
+    text = None if isinstance(message, ToolResponseMessage) else message.text
     media = []
     for i, m in enumerate(message.media):
         part: dict[str, Any] = {"idx": i, "mime_type": m.mime_type}
@@ -104,7 +102,8 @@ def message_params(message: Message) -> dict[str, Any]:
             for i, r in enumerate(message.responses)
         ]
     return {
-        "props": props,
+        "type": message.message_type.value,
+        "text": text,
         "ts": ts,
         "metadata": metadata_params(message.metadata),
         "tool_calls": calls,
@@ -117,7 +116,7 @@ def shape_of(params: Sequence[Mapping[str, Any]]) -> frozenset[str]:
     """Which optional parts a batch of ``message_params`` has (picks the create statement)."""
     shape = {k for k in ("metadata", "tool_calls", "tool_responses", "media")
              if any(p[k] for p in params)}
-    if any(p["props"]["type"] == "SYSTEM" for p in params):
+    if any(p["type"] == "SYSTEM" for p in params):
         shape.add("system")
     if len(params) == 1:
         shape.add("single")

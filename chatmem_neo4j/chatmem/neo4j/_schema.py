@@ -2,7 +2,7 @@
 
 ::
 
-    (:Session {conversation_id, next_position, system_positions})
+    (:Session {conversation_id, next_position, system_positions?})
       -[:HAS_MESSAGE]->
     (:Message {conversation_id, position, type, text?, created_at})
       -[:HAS_METADATA {key_order, encoded?}]-> (:Metadata {<key>: <value>, ...})
@@ -131,7 +131,7 @@ class Schema:
         s = _q(self.session)
         find = (
             f"MERGE (s:{s} {{conversation_id: $cid}})\n"
-            "ON CREATE SET s.next_position = 0, s.system_positions = []"
+            "ON CREATE SET s.next_position = 0"
             if create
             else f"MATCH (s:{s} {{conversation_id: $cid}})"
         )
@@ -143,7 +143,7 @@ class Schema:
         reads the property it writes, so concurrent reservations never overlap."""
         return (
             f"MERGE (s:{_q(self.session)} {{conversation_id: $cid}})\n"
-            "ON CREATE SET s.next_position = 0, s.system_positions = []\n"
+            "ON CREATE SET s.next_position = 0\n"
             "SET s.next_position = s.next_position + size($messages)\n"
             "WITH s, s.next_position - size($messages) AS base"
         )
@@ -153,10 +153,11 @@ class Schema:
         locked session ``s`` and remember where system messages went. Only the parts the
         batch has (``shape``) get a ``FOREACH``, and a single message needs no ``UNWIND``:
         a plain turn runs the smallest plan."""
+        # A literal map (a null text is simply not stored) plans lighter than SET m = map.
         body = f"""
-  CREATE (s)-[:{HAS_MESSAGE}]->(m:{_q(self.message)})
-  SET m = msg.props, m.conversation_id = $cid, m.position = position,
-    m.created_at = datetime({{epochSeconds: msg.ts[0], nanosecond: msg.ts[1] * 1000}})"""
+  CREATE (s)-[:{HAS_MESSAGE}]->(m:{_q(self.message)} {{
+    conversation_id: $cid, position: position, type: msg.type, text: msg.text,
+    created_at: datetime({{epochSeconds: msg.ts[0], nanosecond: msg.ts[1] * 1000}})}})"""
         parts = {
             "metadata": f"""
   FOREACH (md IN msg.metadata |
@@ -183,8 +184,8 @@ CALL {{
 }}"""
         if "system" in shape:
             text += """
-SET s.system_positions = s.system_positions +
-  [i IN range(0, size($messages) - 1) WHERE $messages[i].props.type = 'SYSTEM' | base + i]"""
+SET s.system_positions = coalesce(s.system_positions, []) +
+  [i IN range(0, size($messages) - 1) WHERE $messages[i].type = 'SYSTEM' | base + i]"""
         return text
 
     @staticmethod
@@ -233,7 +234,7 @@ CALL {{
   UNION ALL
   WITH s
   MATCH (m:{m})
-  WHERE m.conversation_id = $cid AND m.position IN s.system_positions
+  WHERE m.conversation_id = $cid AND m.position IN coalesce(s.system_positions, [])
   RETURN m
 }}"""
 
@@ -338,7 +339,7 @@ RETURN s.conversation_id AS id ORDER BY id LIMIT $limit"""
                 " AND 0 <= old.position < $below AND old.type <> 'SYSTEM'"
             )
             + "\nSET s.system_positions ="
-            " [p IN s.system_positions WHERE NOT p IN $delete_positions],"
+            " [p IN coalesce(s.system_positions, []) WHERE NOT p IN $delete_positions],"
             "\n    s.next_position = s.next_position + size($messages)"
             + "\nWITH s, s.next_position - size($messages) AS base"
             + self._create_messages(shape)
