@@ -1,11 +1,16 @@
 """``Neo4jChatMemoryRepository``: I/O only; the graph shape and Cypher live in ``_schema``.
 
-Every operation except the window edit is one auto-commit statement (one round trip): the
-write statements lock the session node first (``SET`` on it), so concurrent writers to a
-conversation serialise inside the server and nothing is lost. The window edit (an add that
-carries a system message) reads and writes in one managed transaction that holds the same
-lock from its first statement. Statements the server rejected before commit (deadlock,
-lock timeout, not a leader) are re-run; a lost connection is reported, never blindly re-run.
+Every operation except the window edit is one auto-commit statement (one round trip), and
+every statement that touches a conversation first takes the write lock of its session node
+(see ``_schema``): writers serialise inside the server, nothing is lost, and readers see a
+replace whole or not at all. The window edit (an add that carries a system message) reads
+and writes in one managed transaction that holds the same lock from its first statement.
+A window append whose positions cross a multiple of ``TRIM_EVERY * window`` is followed by
+one trim statement. Statements the server rejected before commit (deadlock, lock timeout,
+not a leader) are re-run; a lost connection is reported, never blindly re-run.
+
+Needs Neo4j 5.7 or later (sessions turn server notifications off so that plans on labels
+not yet created do not log warnings); tested on 5.26 LTS.
 """
 
 from __future__ import annotations
