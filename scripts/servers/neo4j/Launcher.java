@@ -6,10 +6,12 @@
 // a free port, so there is no race with other processes looking for one.
 import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.harness.Neo4j;
 import org.neo4j.harness.Neo4jBuilders;
@@ -28,6 +30,10 @@ public final class Launcher {
                 .withConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .withConfig(GraphDatabaseSettings.auth_enabled, false)
                 .withConfig(GraphDatabaseSettings.udc_enabled, false)
+                // A test server: stop in about a second instead of Bolt's graceful 10 s.
+                .withConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofSeconds(1))
+                .withConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofMillis(200))
+                .withConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofMillis(200))
                 .build();
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
