@@ -49,14 +49,18 @@ def test_replace_is_atomic_for_concurrent_readers(repository: Repo) -> None:
     repository.save_all("atomic", old)
     stop = threading.Event()
     bad: list[list[str | None]] = []
+    errors: list[BaseException] = []
     reads = [0]
 
     def reader() -> None:
-        while not stop.is_set():
-            got = repository.find_by_conversation_id("atomic")
-            reads[0] += 1
-            if got != old and got != new:
-                bad.append([m.text for m in got])
+        try:
+            while not stop.is_set():
+                got = repository.find_by_conversation_id("atomic")
+                reads[0] += 1
+                if got != old and got != new:
+                    bad.append([m.text for m in got])
+        except BaseException as exc:  # a reader that crashes mid-replace is a failure too
+            errors.append(exc)
 
     threads = [threading.Thread(target=reader) for _ in range(3)]
     for t in threads:
@@ -68,6 +72,7 @@ def test_replace_is_atomic_for_concurrent_readers(repository: Repo) -> None:
         stop.set()
         for t in threads:
             t.join()
+    assert not errors, f"a concurrent reader failed: {errors[0]!r}"
     assert reads[0] > 0
     assert not bad, f"{len(bad)} of {reads[0]} reads saw a mix or an empty list, e.g. {bad[0]}"
 
