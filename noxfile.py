@@ -103,9 +103,10 @@ def integrations(session: nox.Session, backend: str) -> None:
 
 @nox.session(python=MAIN_PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree."""
+    """ruff over the whole tree: lint rules and formatting."""
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
 
 
 @nox.session(python=MAIN_PYTHON)

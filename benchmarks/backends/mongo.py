@@ -31,8 +31,12 @@ class MongoFloor:
     def seed(self, cid: str, h: int) -> None:
         self.messages.delete_many({"cid": cid})
         rows = [
-            {"cid": cid, "seq": i, "role": "user" if i % 2 == 0 else "assistant",
-             "content": f"seed message {i}"}
+            {
+                "cid": cid,
+                "seq": i,
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"seed message {i}",
+            }
             for i in range(h)
         ]
         for i in range(0, h, 1000):

@@ -40,8 +40,12 @@ class Neo4jFloor:
 
     def seed(self, cid: str, h: int) -> None:
         rows = [
-            {"ts": time.time_ns() + i, "content": json.dumps(
-                {"role": "user" if i % 2 == 0 else "assistant", "content": f"seed {i}"})}
+            {
+                "ts": time.time_ns() + i,
+                "content": json.dumps(
+                    {"role": "user" if i % 2 == 0 else "assistant", "content": f"seed {i}"}
+                ),
+            }
             for i in range(h)
         ]
         for i in range(0, h, 1000):

@@ -83,13 +83,19 @@ def _ttl_indexes(repo: MongoChatMemoryRepository) -> list[dict[str, Any]]:
 # -- storage shape ------------------------------------------------------------------------
 def test_every_field_is_stored_as_queryable_bson(repository: MongoChatMemoryRepository) -> None:
     ts = datetime(2024, 2, 29, 12, 34, 56, 789012, tzinfo=timezone.utc)
-    repository.save_all("shape", [
-        SystemMessage("be terse", created_at=ts),
-        UserMessage("hi", metadata={"user_id": "u-1", "score": 3, "tags": ["a"]},
-                    media=(Media(mime_type="image/png", data=b"\x89PNG\x00", name="p.png"),)),
-        AssistantMessage(None, tool_calls=(ToolCall(id="c1", name="f", arguments='{"x": 1}'),)),
-        ToolResponseMessage((ToolResponse(id="c1", name="f", response_data="42"),)),
-    ])
+    repository.save_all(
+        "shape",
+        [
+            SystemMessage("be terse", created_at=ts),
+            UserMessage(
+                "hi",
+                metadata={"user_id": "u-1", "score": 3, "tags": ["a"]},
+                media=(Media(mime_type="image/png", data=b"\x89PNG\x00", name="p.png"),),
+            ),
+            AssistantMessage(None, tool_calls=(ToolCall(id="c1", name="f", arguments='{"x": 1}'),)),
+            ToolResponseMessage((ToolResponse(id="c1", name="f", response_data="42"),)),
+        ],
+    )
     doc = repository.collection.find_one({"_id": "shape"})
     assert doc is not None and doc["conversation_id"] == "shape"
     assert isinstance(doc["updated_at"], datetime) and doc["next_position"] == 4
@@ -111,8 +117,15 @@ def test_awkward_metadata_keys_and_huge_ints_round_trip(
     repository: MongoChatMemoryRepository,
 ) -> None:
     metadata = {
-        "$where": 1, "a.b": {"$gt": "c.d"}, "%": "%", "%24": "x", "": "empty key",
-        "plain": "$ne", "huge": 2**80, "tiny": -(2**70), "nested": [{"x.y": 2**64}],
+        "$where": 1,
+        "a.b": {"$gt": "c.d"},
+        "%": "%",
+        "%24": "x",
+        "": "empty key",
+        "plain": "$ne",
+        "huge": 2**80,
+        "tiny": -(2**70),
+        "nested": [{"x.y": 2**64}],
     }
     repository.save_all("keys", [UserMessage("k", metadata=metadata)])
     back = repository.find_by_conversation_id("keys")[0].metadata
@@ -175,16 +188,16 @@ def test_plain_construction_sends_no_ddl(
 @pytest.mark.parametrize("name", ["", "a$b", "system.users", "has space", "a..b", "x" * 121, 7])
 def test_bad_collection_names_are_rejected(server: ServerInfo, name: object) -> None:
     with pytest.raises(InvalidIdentifierError) as info:
-        MongoChatMemoryRepository(server.extra["client"][server.extra["database"]],
-                                  collection_name=name)  # type: ignore[arg-type]
+        MongoChatMemoryRepository(
+            server.extra["client"][server.extra["database"]], collection_name=name
+        )  # type: ignore[arg-type]
     assert info.value.argument == "collection_name"
 
 
 @pytest.mark.parametrize("ttl", [timedelta(0), timedelta(seconds=-1), 60])
 def test_bad_ttl_is_rejected(server: ServerInfo, ttl: object) -> None:
     with pytest.raises(InvalidArgumentError) as info:
-        MongoChatMemoryRepository(server.extra["client"][server.extra["database"]],
-                                  ttl=ttl)  # type: ignore[arg-type]
+        MongoChatMemoryRepository(server.extra["client"][server.extra["database"]], ttl=ttl)  # type: ignore[arg-type]
     assert info.value.argument == "ttl"
 
 
@@ -240,7 +253,7 @@ def test_missing_pymongo_names_the_extra() -> None:
         "try:\n    import chatmem.mongo\nexcept ImportError as e:\n    print(type(e).__name__, e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert 'MissingDependencyError' in out.stdout and 'pip install "chatmem[mongo]"' in out.stdout
+    assert "MissingDependencyError" in out.stdout and 'pip install "chatmem[mongo]"' in out.stdout
 
 
 def test_the_mongo_extra_pulls_only_pymongo() -> None:
@@ -282,8 +295,9 @@ def test_concurrent_constructors_with_a_ttl_agree_on_one_index(make_repository: 
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repos[0])] == [420]
 
 
-def _wait_until_gone(repo: MongoChatMemoryRepository, cid: str, full: Sequence[str | None],
-                     bound: float) -> float:
+def _wait_until_gone(
+    repo: MongoChatMemoryRepository, cid: str, full: Sequence[str | None], bound: float
+) -> float:
     """Poll until ``cid`` reads empty; every read before must be the whole conversation."""
     start = time.monotonic()
     while time.monotonic() - start < bound:
@@ -350,7 +364,9 @@ def test_writers_with_stale_snapshots_lose_nothing(make_repository: Make) -> Non
     second.save_all("s", [UserMessage("replaced")])
     memory_a.add("s", UserMessage("appended"))
     assert [(m.text, m.position) for m in first.find_by_conversation_id("s")] == [
-        ("replaced", 0), ("appended", 1)]
+        ("replaced", 0),
+        ("appended", 1),
+    ]
 
 
 def test_threads_on_two_repositories_lose_nothing(make_repository: Make) -> None:
@@ -369,7 +385,8 @@ def test_threads_on_two_repositories_lose_nothing(make_repository: Make) -> None
     got = repos[0].find_by_conversation_id("race")
     for w in range(6):
         assert [m.text for m in got if m.text and m.text.startswith(f"w{w}:")] == [
-            f"w{w}:{n}" for n in range(30)]
+            f"w{w}:{n}" for n in range(30)
+        ]
     assert [m.position for m in got] == list(range(180))
 
 

@@ -88,8 +88,7 @@ def rich_conversation() -> list[Any]:
             "look",
             media=(
                 *(
-                    Media(mime_type="image/png", data=PNG + bytes([i]), id=f"m{i}",
-                          name=f"{i}.png")
+                    Media(mime_type="image/png", data=PNG + bytes([i]), id=f"m{i}", name=f"{i}.png")
                     for i in range(4)
                 ),
                 Media(mime_type="image/jpeg", data="https://example.com/x.jpg"),
@@ -131,12 +130,20 @@ def test_server_is_neo4j_5(server: ServerInfo) -> None:
 def test_default_labels_are_spring_ais() -> None:
     config = Neo4jConfig()
     assert (
-        config.session_label, config.message_label, config.metadata_label,
-        config.tool_call_label, config.tool_response_label, config.media_label,
+        config.session_label,
+        config.message_label,
+        config.metadata_label,
+        config.tool_call_label,
+        config.tool_response_label,
+        config.media_label,
     ) == ("Session", "Message", "Metadata", "ToolCall", "ToolResponse", "Media")
     assert (
-        DEFAULT_SESSION_LABEL, DEFAULT_MESSAGE_LABEL, DEFAULT_METADATA_LABEL,
-        DEFAULT_TOOL_CALL_LABEL, DEFAULT_TOOL_RESPONSE_LABEL, DEFAULT_MEDIA_LABEL,
+        DEFAULT_SESSION_LABEL,
+        DEFAULT_MESSAGE_LABEL,
+        DEFAULT_METADATA_LABEL,
+        DEFAULT_TOOL_CALL_LABEL,
+        DEFAULT_TOOL_RESPONSE_LABEL,
+        DEFAULT_MEDIA_LABEL,
     ) == ("Session", "Message", "Metadata", "ToolCall", "ToolResponse", "Media")
     assert config.initialize_schema is False and config.database is None
 
@@ -150,8 +157,12 @@ def test_custom_labels_hold_the_whole_graph(server: ServerInfo, make_repository:
         for option, label in labels.items()
     }
     assert counts == {
-        "session_label": 1, "message_label": 5, "metadata_label": 2,
-        "tool_call_label": 5, "tool_response_label": 4, "media_label": 9,
+        "session_label": 1,
+        "message_label": 5,
+        "metadata_label": 2,
+        "tool_call_label": 5,
+        "tool_response_label": 4,
+        "media_label": 9,
     }
     # Every node of the conversation carries one of our labels and nothing else.
     rows = cypher(
@@ -174,8 +185,21 @@ def test_two_label_sets_are_separate_stores(make_repository: Make) -> None:
 
 
 BAD_LABELS: list[object] = [
-    "1Session", "Session Label", "Session-Label", "Sess`ion", "Sess(ion", "Session)",
-    "", " Session", "Session\n", "Séance", "a:b", "x{y}", "`", None, 42,
+    "1Session",
+    "Session Label",
+    "Session-Label",
+    "Sess`ion",
+    "Sess(ion",
+    "Session)",
+    "",
+    " Session",
+    "Session\n",
+    "Séance",
+    "a:b",
+    "x{y}",
+    "`",
+    None,
+    42,
 ]
 
 
@@ -225,18 +249,18 @@ def schema_of(server: ServerInfo, labels: dict[str, str]) -> dict[str, Any]:
     return {"indexes": sorted(indexes), "constraints": constraints}
 
 
-def test_schema_is_exactly_what_the_queries_use(
-    server: ServerInfo, make_repository: Make
-) -> None:
+def test_schema_is_exactly_what_the_queries_use(server: ServerInfo, make_repository: Make) -> None:
     labels = fresh_labels("Idx")
     make_repository(**labels)
     shape = schema_of(server, labels)
     session, message = labels["session_label"], labels["message_label"]
     assert shape["constraints"] == [("UNIQUENESS", (session,), ("conversation_id",))]
-    assert [(t, lab, props) for _, t, lab, props in shape["indexes"]] == sorted([
-        ("RANGE", (session,), ("conversation_id",)),  # backs the uniqueness constraint
-        ("RANGE", (message,), ("conversation_id", "position")),
-    ])
+    assert [(t, lab, props) for _, t, lab, props in shape["indexes"]] == sorted(
+        [
+            ("RANGE", (session,), ("conversation_id",)),  # backs the uniqueness constraint
+            ("RANGE", (message,), ("conversation_id", "position")),
+        ]
+    )
 
 
 def test_every_statement_is_planned_on_the_indexes(
@@ -248,9 +272,12 @@ def test_every_statement_is_planned_on_the_indexes(
     session, message = labels["session_label"], labels["message_label"]
     kinds = ("metadata", "tool_calls", "tool_responses", "media", "system", "single")
     statements = {
-        "find": repo.schema.find(), "find_last": repo.schema.find_last(),
-        "window": repo.schema.load_window(), "window_locking": repo.schema.load_window(True),
-        "ids": repo.schema.find_ids_page(), "delete": repo.schema.delete(),
+        "find": repo.schema.find(),
+        "find_last": repo.schema.find_last(),
+        "window": repo.schema.load_window(),
+        "window_locking": repo.schema.load_window(True),
+        "ids": repo.schema.find_ids_page(),
+        "delete": repo.schema.delete(),
         "trim": repo.schema.trim(),
     }
     for r in range(len(kinds) + 1):
@@ -271,8 +298,10 @@ def test_every_statement_is_planned_on_the_indexes(
             if op.startswith("NodeUniqueIndexSeek"):
                 assert f"{session}(conversation_id)" in op, (name, op)
     for name in ("find", "find_last", "window", "trim"):
-        assert any(f"{message}(conversation_id, position)" in op
-                   for op in explain(server, statements[name])), name
+        assert any(
+            f"{message}(conversation_id, position)" in op
+            for op in explain(server, statements[name])
+        ), name
     assert any(f"{session}(conversation_id)" in op for op in explain(server, statements["ids"]))
 
 
@@ -285,9 +314,11 @@ def test_bounded_reads_touch_only_what_they_return(
         (repo.schema.find_last(), {"cid": "big", "n": 20}, 20),
         (repo.schema.load_window(), {"cid": "big", "n": 21}, 22),
     ]:
-        summary = driver_of(server).execute_query(
-            "PROFILE " + statement, {"cid": params["cid"], "n": params["n"]}
-        ).summary
+        summary = (
+            driver_of(server)
+            .execute_query("PROFILE " + statement, {"cid": params["cid"], "n": params["n"]})
+            .summary
+        )
 
         def seeks(plan: Any) -> list[int]:
             own = [plan["args"]["Rows"]] if plan["operatorType"].startswith("NodeIndexSeek") else []
@@ -303,9 +334,11 @@ def test_ids_page_reads_the_constraint_index_in_order(
     repo = make_repository()
     for i in range(30):
         repo.save_all(f"id-{i:02d}", [UserMessage("x")])
-    summary = driver_of(server).execute_query(
-        "PROFILE " + repo.schema.find_ids_page(), {"after": "id-09", "limit": 6}
-    ).summary
+    summary = (
+        driver_of(server)
+        .execute_query("PROFILE " + repo.schema.find_ids_page(), {"after": "id-09", "limit": 6})
+        .summary
+    )
     ops = plan_operators(summary.profile)
     assert any(op.startswith("NodeUniqueIndexSeekByRange") for op in ops), ops
     assert not any(op.startswith(("Sort", "Top")) for op in ops), ops
@@ -375,11 +408,18 @@ def test_graph_shape(server: ServerInfo, repository: Any) -> None:
         f"COUNT {{ (m)-[:HAS_METADATA]->(:`{c.metadata_label}`) }} AS md ORDER BY p",
     )
     assert [(r["p"], r["t"], r["cid"]) for r in rows] == [
-        (0, "SYSTEM", "g"), (1, "USER", "g"), (2, "ASSISTANT", "g"), (3, "TOOL", "g"),
+        (0, "SYSTEM", "g"),
+        (1, "USER", "g"),
+        (2, "ASSISTANT", "g"),
+        (3, "TOOL", "g"),
         (4, "ASSISTANT", "g"),
     ]
     assert [(r["calls"], r["responses"], r["media"], r["md"]) for r in rows] == [
-        (0, 0, 1, 0), (0, 0, 5, 1), (4, 0, 2, 1), (0, 4, 1, 0), (1, 0, 0, 0),
+        (0, 0, 1, 0),
+        (0, 0, 5, 1),
+        (4, 0, 2, 1),
+        (0, 4, 1, 0),
+        (1, 0, 0, 0),
     ]
     media = cypher(
         server,
@@ -391,9 +431,20 @@ def test_graph_shape(server: ServerInfo, repository: Any) -> None:
 
 def test_metadata_properties_and_encoded_values(server: ServerInfo, repository: Any) -> None:
     metadata = {
-        "model": "m-1", "n": 3, "f": 2.0, "ok": True, "tags": ["a", "b"], "ints": [1, 2],
-        "empty": [], "none": None, "nested": {"a": [1, {"b": None}]}, "mixed": [1, 2.5],
-        "huge": 2**70, "": "empty key", "with space`and(quote": "x", "bools": [True, 1],
+        "model": "m-1",
+        "n": 3,
+        "f": 2.0,
+        "ok": True,
+        "tags": ["a", "b"],
+        "ints": [1, 2],
+        "empty": [],
+        "none": None,
+        "nested": {"a": [1, {"b": None}]},
+        "mixed": [1, 2.5],
+        "huge": 2**70,
+        "": "empty key",
+        "with space`and(quote": "x",
+        "bools": [True, 1],
     }
     repository.save_all("md", [AssistantMessage("x", metadata=metadata)])
     back = repository.find_by_conversation_id("md")[0].metadata
@@ -407,12 +458,23 @@ def test_metadata_properties_and_encoded_values(server: ServerInfo, repository: 
     )[0]
     # Native where Neo4j can hold the value, so Cypher can filter on it.
     assert row["node"] == {
-        "model": "m-1", "n": 3, "f": 2.0, "ok": True, "tags": ["a", "b"], "ints": [1, 2],
-        "empty": [], "with space`and(quote": "x",
+        "model": "m-1",
+        "n": 3,
+        "f": 2.0,
+        "ok": True,
+        "tags": ["a", "b"],
+        "ints": [1, 2],
+        "empty": [],
+        "with space`and(quote": "x",
     }
     assert row["key_order"] == list(metadata)
     assert set(json.loads(row["encoded"])) == {
-        "none", "nested", "mixed", "huge", "", "bools",
+        "none",
+        "nested",
+        "mixed",
+        "huge",
+        "",
+        "bools",
     }
     hits = cypher(
         server,
@@ -429,7 +491,8 @@ def test_full_corpus_and_created_at_as_native_datetime(server: ServerInfo, repos
     assert back == corpus and all(m.created_at == FIXED_TS for m in back)
     c = repository.config
     value = cypher(
-        server, f"MATCH (m:`{c.message_label}` {{conversation_id: 'ts', position: 0}}) "
+        server,
+        f"MATCH (m:`{c.message_label}` {{conversation_id: 'ts', position: 0}}) "
         "RETURN m.created_at AS t",
     )[0]["t"]
     assert isinstance(value, neo4j.time.DateTime) and value.to_native() == FIXED_TS
@@ -450,8 +513,10 @@ def test_readers_wait_for_a_writer_holding_the_session_lock(
     repository.save_all("lock", [UserMessage("old")])
     from chatmem.neo4j._codec import message_params, shape_of
 
-    batch = [message_params(m.with_store_fields(created_at=FIXED_TS, position=None))
-             for m in [UserMessage("new1"), UserMessage("new2")]]
+    batch = [
+        message_params(m.with_store_fields(created_at=FIXED_TS, position=None))
+        for m in [UserMessage("new1"), UserMessage("new2")]
+    ]
     seen: list[list[str]] = []
     with driver_of(server).session() as session:
         tx = session.begin_transaction()
@@ -469,8 +534,9 @@ def test_readers_wait_for_a_writer_holding_the_session_lock(
 
 def test_concurrent_appends_get_distinct_positions(repository: Any) -> None:
     threads = [
-        threading.Thread(target=lambda w=w: [repository.append("c", UserMessage(f"{w}:{i}"))
-                                             for i in range(25)])
+        threading.Thread(
+            target=lambda w=w: [repository.append("c", UserMessage(f"{w}:{i}")) for i in range(25)]
+        )
         for w in range(6)
     ]
     for t in threads:
@@ -496,7 +562,8 @@ def test_window_adds_keep_the_stored_log_bounded(server: ServerInfo, repository:
     assert memory.get("w") == reference.get("w")
     c = repository.config
     orphans = cypher(
-        server, f"MATCH (x) WHERE (x:`{c.media_label}` OR x:`{c.metadata_label}`) "
+        server,
+        f"MATCH (x) WHERE (x:`{c.media_label}` OR x:`{c.metadata_label}`) "
         "AND NOT EXISTS { ()-->(x) } RETURN count(x) AS c",
     )
     assert orphans[0]["c"] == 0

@@ -71,8 +71,15 @@ def _probe(url: str, route: str, stop: Any, stand_in_version: str | None = None)
         client.close()
         stop()
 
-    return ServerInfo(product, version, url, route=route, stand_in=stand_in, stop=stop_all,
-                      extra={"client": client, "database": database})
+    return ServerInfo(
+        product,
+        version,
+        url,
+        route=route,
+        stand_in=stand_in,
+        stop=stop_all,
+        extra={"client": client, "database": database},
+    )
 
 
 class MongoHarness(Harness):
@@ -92,9 +99,20 @@ class MongoHarness(Harness):
         log = workdir / "nx-27017.log"
         out = open(workdir / "nx-27017.out", "wb")  # noqa: SIM115 (lives as long as the server)
         proc = subprocess.Popen(
-            [str(binary), "--db", "memory", "-p", str(port),
-             "--log-file", str(log), "--pid-file", str(workdir / "nx-27017.pid")],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            [
+                str(binary),
+                "--db",
+                "memory",
+                "-p",
+                str(port),
+                "--log-file",
+                str(log),
+                "--pid-file",
+                str(workdir / "nx-27017.pid"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
 
         def stop() -> None:
@@ -103,8 +121,12 @@ class MongoHarness(Harness):
 
         try:
             wait_for_port(port, 60, proc, log)
-            return _probe(f"mongodb://127.0.0.1:{port}/{TEST_DATABASE}", "local", stop,
-                          _stand_in_version(venv))
+            return _probe(
+                f"mongodb://127.0.0.1:{port}/{TEST_DATABASE}",
+                "local",
+                stop,
+                _stand_in_version(venv),
+            )
         except BaseException as exc:
             stop()
             if isinstance(exc, Unavailable):
@@ -120,8 +142,9 @@ class MongoHarness(Harness):
         container.start()
         base = container.get_connection_url().rstrip("/")
         try:
-            return _probe(f"{base}/{TEST_DATABASE}?authSource=admin", "testcontainers",
-                          container.stop)
+            return _probe(
+                f"{base}/{TEST_DATABASE}?authSource=admin", "testcontainers", container.stop
+            )
         except BaseException:
             container.stop()
             raise

@@ -137,14 +137,25 @@ class Neo4jHarness(Harness):
         out, err = root / "stdout.log", root / "stderr.log"
         heap = os.environ.get("CHATMEM_NEO4J_HEAP", "512m")
         cmd = [
-            java, "-Xms128m", f"-Xmx{heap}", *JVM_OPTIONS,
-            "-cp", f"{folder / 'classes'}{os.pathsep}{folder / 'lib'}/*",
-            "Launcher", str(root / "data"),
+            java,
+            "-Xms128m",
+            f"-Xmx{heap}",
+            *JVM_OPTIONS,
+            "-cp",
+            f"{folder / 'classes'}{os.pathsep}{folder / 'lib'}/*",
+            "Launcher",
+            str(root / "data"),
         ]
         with out.open("wb") as sink_out, err.open("wb") as sink_err:
             # stdout to a file, not a pipe: a full pipe would block the JVM later on.
-            proc = subprocess.Popen(cmd, stdout=sink_out, stderr=sink_err,
-                                    stdin=subprocess.DEVNULL, cwd=root, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=sink_out,
+                stderr=sink_err,
+                stdin=subprocess.DEVNULL,
+                cwd=root,
+                start_new_session=True,
+            )
 
         def stop_server() -> None:
             stop_process(proc, grace=30.0)
@@ -212,9 +223,14 @@ class Neo4jHarness(Harness):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(1.0)
-        return ServerInfo(product=PRODUCT, version=f"{version} ({edition})", url=url,
-                          route=route, stop=stop,
-                          extra={"driver": driver, "edition": edition, **extra})
+        return ServerInfo(
+            product=PRODUCT,
+            version=f"{version} ({edition})",
+            url=url,
+            route=route,
+            stop=stop,
+            extra={"driver": driver, "edition": edition, **extra},
+        )
 
     # -- repositories ---------------------------------------------------------------------------
     def namespace_options(self) -> dict[str, Any]:
@@ -245,8 +261,7 @@ class Neo4jHarness(Harness):
             label = getattr(config, option)
             if label == LABEL_BASES[option]:
                 continue  # never wipe the default labels of a shared server
-            driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n",
-                                 database_=config.database)
+            driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n", database_=config.database)
         if config.session_label == "Session" or config.message_label == "Message":
             return  # schema of the default labels may belong to someone else
         for statement in repository.schema.drop_ddl():  # type: ignore[attr-defined]

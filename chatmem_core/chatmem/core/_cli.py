@@ -132,8 +132,11 @@ def run_migrate(source_url: str, target_url: str, page_size: int, out: TextIO) -
         result = migrate(source, target, page_size=page_size, progress=bar)
     finally:
         bar.close()
-    print(f"migrated {result.conversations} conversations: {result.copied} copied "
-          f"({result.messages} messages), {result.unchanged} already up to date", file=out)
+    print(
+        f"migrated {result.conversations} conversations: {result.copied} copied "
+        f"({result.messages} messages), {result.unchanged} already up to date",
+        file=out,
+    )
 
 
 def run_transfer(args: argparse.Namespace, out: TextIO) -> None:
@@ -191,12 +194,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "schema", parents=[common], help="print the SQL DDL for --url's database"
     )
     schema.add_argument("--table-name", default="ai_chat_memory")
-    export = sub.add_parser("export", parents=[common],
-                            help="write conversations as JSON Lines (all, or the ids given)")
+    export = sub.add_parser(
+        "export", parents=[common], help="write conversations as JSON Lines (all, or the ids given)"
+    )
     export.add_argument("ids", nargs="*", metavar="ID")
     export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
-    imp = sub.add_parser("import", parents=[common],
-                         help="read JSON Lines; each conversation replaces the stored one")
+    imp = sub.add_parser(
+        "import",
+        parents=[common],
+        help="read JSON Lines; each conversation replaces the stored one",
+    )
     imp.add_argument("input", nargs="?", default="-", help="file to read (default stdin)")
     migrate = sub.add_parser("migrate", help="copy every conversation from one store to another")
     migrate.add_argument("--from", dest="source", required=True, metavar="URL")

@@ -74,8 +74,12 @@ def to_document(message: Message, position: int) -> dict[str, Any]:
     assert created_at is not None, "messages are stamped before they are stored"
     d = message_to_dict(message)
     del d["v"]  # the layout version lives on the conversation document
-    doc: dict[str, Any] = {POSITION: position, CREATED_AT: created_at,
-                           CREATED_AT_US: to_micros(created_at), **d}
+    doc: dict[str, Any] = {
+        POSITION: position,
+        CREATED_AT: created_at,
+        CREATED_AT_US: to_micros(created_at),
+        **d,
+    }
     if "metadata" in d:
         doc["metadata"] = _to_bson(d["metadata"])
     if "media" in d:

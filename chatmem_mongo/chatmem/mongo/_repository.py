@@ -223,7 +223,8 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
             edit = plan([from_document(d) for d in _trim(old, non_system_limit)])
             below = edit.delete_non_system_below
             kept = [
-                d for d in old
+                d
+                for d in old
                 if d[POSITION] not in edit.delete_positions
                 and not (below is not None and d[_TYPE] != _SYSTEM and d[POSITION] < below)
             ]
@@ -252,8 +253,12 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         )
 
     def _write(
-        self, cid: str, base: _Snapshot | None, docs: list[dict[str, Any]],
-        next_position: int, what: str,
+        self,
+        cid: str,
+        base: _Snapshot | None,
+        docs: list[dict[str, Any]],
+        next_position: int,
+        what: str,
     ) -> bool:
         """Write ``docs`` if the document is still ``base``; False when another write won."""
         with translate_errors(what):
@@ -362,4 +367,3 @@ def _trim(docs: Sequence[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
         return list(docs)
     cut = others[-keep] if keep > 0 else len(docs)
     return [d for i, d in enumerate(docs) if i >= cut or d[_TYPE] == _SYSTEM]
-

@@ -82,9 +82,7 @@ def ensure_indexes(collection: Collection[Any], ttl_seconds: int | None) -> None
     """
     collection.create_index(POSITION_INDEX)
     for _ in range(10):
-        current = next(
-            (ix for ix in collection.list_indexes() if _key_of(ix) == TTL_INDEX), None
-        )
+        current = next((ix for ix in collection.list_indexes() if _key_of(ix) == TTL_INDEX), None)
         expiry = None if current is None else current.get("expireAfterSeconds")
         if current is not None and expiry is None:
             return  # a plain index on updated_at someone else made: not ours to drop

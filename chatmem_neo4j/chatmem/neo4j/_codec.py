@@ -114,8 +114,11 @@ def message_params(message: Message) -> dict[str, Any]:
 
 def shape_of(params: Sequence[Mapping[str, Any]]) -> frozenset[str]:
     """Which optional parts a batch of ``message_params`` has (picks the create statement)."""
-    shape = {k for k in ("metadata", "tool_calls", "tool_responses", "media")
-             if any(p[k] for p in params)}
+    shape = {
+        k
+        for k in ("metadata", "tool_calls", "tool_responses", "media")
+        if any(p[k] for p in params)
+    }
     if any(p["type"] == "SYSTEM" for p in params):
         shape.add("system")
     if len(params) == 1:

@@ -105,7 +105,9 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.close()
@@ -180,12 +182,15 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             if not (edit.append or edit.delete_positions or below is not None):
                 return
             batch = [message_params(m) for m in edit.append]
-            tx.run(self.schema.edit_window(shape_of(batch)), {
-                "cid": cid,
-                "delete_positions": sorted(edit.delete_positions),
-                "below": below,
-                "messages": batch,
-            }).consume()
+            tx.run(
+                self.schema.edit_window(shape_of(batch)),
+                {
+                    "cid": cid,
+                    "delete_positions": sorted(edit.delete_positions),
+                    "below": below,
+                    "messages": batch,
+                },
+            ).consume()
 
         with translate_errors("window edit"), self._session(neo4j.WRITE_ACCESS) as session:
             session.execute_write(work)

@@ -130,8 +130,7 @@ class Schema:
         """Find (or create) the session node ``s`` and hold its write lock from here on."""
         s = _q(self.session)
         find = (
-            f"MERGE (s:{s} {{conversation_id: $cid}})\n"
-            "ON CREATE SET s.next_position = 0"
+            f"MERGE (s:{s} {{conversation_id: $cid}})\nON CREATE SET s.next_position = 0"
             if create
             else f"MATCH (s:{s} {{conversation_id: $cid}})"
         )
