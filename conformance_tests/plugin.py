@@ -36,7 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "backend(name): test of one backend's own features")
+    config.addinivalue_line(
+        "markers", "backend(*names): test of those backends' own features (run only for them)"
+    )
     config.addinivalue_line(
         "markers", "multiprocess: needs a repository reachable from other processes"
     )
@@ -47,7 +49,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep, drop = [], []
     for item in items:
         marker = item.get_closest_marker("backend")
-        (drop if marker is not None and marker.args[0] != backend else keep).append(item)
+        (drop if marker is not None and backend not in marker.args else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

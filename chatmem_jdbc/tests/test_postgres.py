@@ -12,14 +12,12 @@ import sqlalchemy as sa
 
 from chatmem.core import (
     AssistantMessage,
-    BackendUnavailableError,
     MessageWindowChatMemory,
     SchemaError,
-    SystemMessage,
     UserMessage,
 )
-from chatmem.jdbc import JdbcChatMemoryRepository, schema_sql
-from conformance_tests.harness import ServerInfo, free_port, unique_suffix
+from chatmem.jdbc import JdbcChatMemoryRepository
+from conformance_tests.harness import ServerInfo
 
 pytestmark = pytest.mark.backend("postgres")
 
@@ -94,17 +92,6 @@ def test_an_add_is_one_statement_in_autocommit(repository: Repo, server: ServerI
     assert [m.text for m in window] == ["u28", "a28", "u29", "a29"]
 
 
-def test_appends_trim_rows_the_window_can_no_longer_show(repository: Repo) -> None:
-    memory = MessageWindowChatMemory(repository, max_messages=10)
-    memory.add("t", SystemMessage("sys"))
-    for i in range(200):
-        memory.add("t", UserMessage(f"u{i}"))
-    log = repository.find_by_conversation_id("t")
-    assert len(log) <= 1 + 2 * 11
-    assert log[0].text == "sys"
-    assert [m.text for m in memory.get("t")] == ["sys", *[f"u{i}" for i in range(191, 200)]]
-
-
 def test_without_the_fast_path_an_add_is_still_one_statement(
     repository: Repo, server: ServerInfo
 ) -> None:
@@ -123,39 +110,6 @@ def test_large_text_and_payload_round_trip(repository: Repo) -> None:
     big = UserMessage(text, metadata={"blob": "y" * 1_000_000})
     repository.append("big", big)
     assert repository.find_by_conversation_id("big") == [big]
-
-
-def test_schema_embedded_mode_creates_nothing_on_a_server(server: ServerInfo) -> None:
-    name = f"cm_{unique_suffix()}"
-    repo = JdbcChatMemoryRepository(server.extra["engine"], table_name=name)
-    assert not sa.inspect(server.extra["engine"]).has_table(name)
-    with pytest.raises(SchemaError):
-        repo.save_all("c", [UserMessage("x")])
-    with pytest.raises(SchemaError):
-        repo.find_by_conversation_id("c")
-
-
-def test_schema_always_mode_is_idempotent(make_repository: Callable[..., Repo]) -> None:
-    first = make_repository()
-    first.save_all("c", [UserMessage("kept")])
-    again = make_repository(table_name=first.config.table_name)
-    assert [m.text for m in again.find_by_conversation_id("c")] == ["kept"]
-
-
-def test_exported_ddl_creates_a_working_schema(
-    server: ServerInfo, make_repository: Callable[..., Repo]
-) -> None:
-    engine = server.extra["engine"]
-    name = f"cm_{unique_suffix()}"
-    ddl = schema_sql("postgresql://", table_name=name)
-    with engine.begin() as conn:
-        for statement in ddl.split(";\n"):
-            if statement.strip():
-                conn.exec_driver_sql(statement)
-    repo = make_repository(table_name=name, initialize_schema="never")
-    repo.append("c", [UserMessage("u"), AssistantMessage("a")])
-    assert [m.text for m in repo.find_by_conversation_id("c")] == ["u", "a"]
-    assert ddl == ";\n\n".join(repo.schema_sql()) + ";\n"
 
 
 @contextmanager
@@ -184,23 +138,6 @@ def driver_statements(engine: sa.Engine) -> Iterator[list[tuple[str, bool]]]:
     finally:
         sa.event.remove(engine, "checkout", checkout)
         sa.event.remove(engine, "checkin", checkin)
-
-
-def test_an_unreachable_server_is_backend_unavailable(server: ServerInfo) -> None:
-    url = sa.make_url(server.url).set(host="127.0.0.1", port=free_port())
-    repo = JdbcChatMemoryRepository.from_url(url.render_as_string(hide_password=False))
-    try:
-        with pytest.raises(BackendUnavailableError) as info:
-            repo.find_by_conversation_id("c")
-        assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
-        with pytest.raises(BackendUnavailableError) as info:  # the driver-level fast path
-            MessageWindowChatMemory(repo).add("c", UserMessage("x"))
-        assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
-        with pytest.raises(BackendUnavailableError) as info:
-            MessageWindowChatMemory(repo).get("c")
-        assert isinstance(info.value.__cause__, sa.exc.DBAPIError)
-    finally:
-        repo.close()
 
 
 def test_a_failing_fast_path_statement_is_translated_and_leaves_the_pool_usable(
