@@ -104,7 +104,7 @@ def test_ddl_uses_the_types_chosen_for_the_dialect(name: str) -> None:
 def test_every_statement_compiles(name: str) -> None:
     chosen = dialect_for(name)
     tables = tables_for(name)
-    statements = build_statements(tables)
+    statements = build_statements(tables, limit_in_union_member=chosen.limit_in_union_member)
     extra = {
         "reserve": chosen.reserve_statement(tables.conversations),
         "append": chosen.append_statement(tables),

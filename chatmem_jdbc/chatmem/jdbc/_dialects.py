@@ -57,6 +57,9 @@ class SqlDialect:
     name: ClassVar[str] = "generic"
     embedded: ClassVar[bool] = False
     supports_if_not_exists: ClassVar[bool] = True
+    limit_in_union_member: ClassVar[bool] = False
+    """True where ``(SELECT ..) UNION ALL (SELECT .. ORDER BY .. LIMIT n)`` is valid SQL; the
+    window read then needs no derived tables (6x faster on MariaDB)."""
     read_isolation: ClassVar[str | None] = None
     """Isolation level for reads (each is one statement); ``AUTOCOMMIT`` saves the BEGIN and
     ROLLBACK round trips where the driver switches it without a round trip (psycopg)."""

@@ -68,6 +68,7 @@ class MysqlDialect(SqlDialect):
     """MySQL 8.0+ and MariaDB 10.5+ through PyMySQL (InnoDB)."""
 
     name = "mysql"
+    limit_in_union_member = True
 
     def id_type(self) -> sa.types.TypeEngine[Any]:
         return Utf8Id()

@@ -57,7 +57,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self.engine = make_engine(engine) if isinstance(engine, str) else engine
         self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
-        self._sql: Statements = build_statements(self.tables)
+        self._sql: Statements = build_statements(
+            self.tables, limit_in_union_member=self.dialect.limit_in_union_member
+        )
         self._reserve_sql = self.dialect.reserve_statement(self.tables.conversations)
         self._fast: FastPath | None = self.dialect.fast_path(
             self.engine, self.tables, self._sql, self._reserve_sql
@@ -133,7 +135,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         )
 
     def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
-        return self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
+        rows = self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
+        rows.sort(key=_position)
+        return rows
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
         def write(conn: Connection) -> None:
@@ -295,6 +299,10 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
 _LOCK_FOR_MEMORY_DB = threading.RLock()
 IDLE_PING_SECONDS = 10.0
+
+
+def _position(message: Message) -> int:
+    return message.position or 0
 
 
 def _now() -> datetime:

@@ -34,8 +34,10 @@ class Statements:
     any_left: Any
 
 
-def build_statements(t: Tables) -> Statements:
-    """Build the statements for ``t``."""
+def build_statements(t: Tables, *, limit_in_union_member: bool = False) -> Statements:
+    """Build the statements for ``t``. With ``limit_in_union_member`` the window read is a
+    plain ``(..) UNION ALL (.. LIMIT n)`` (rows come back unordered: callers sort by position);
+    otherwise the limited half is wrapped in a derived table, as SQLite requires."""
     m, c = t.messages, t.conversations
     in_conv = m.c.conversation_id == CID
     systems = sa.select(m).where(in_conv, m.c.is_system == 1)
@@ -53,7 +55,9 @@ def build_statements(t: Tables) -> Statements:
         .where(in_conv)
         .order_by(m.c.position.desc())
         .limit(sa.bindparam("n")),
-        window=sa.select(union).order_by(union.c.position),
+        window=sa.union_all(systems, others)
+        if limit_in_union_member
+        else sa.select(union).order_by(union.c.position),
         list_first=listing,
         list_after=listing.where(c.c.conversation_id > sa.bindparam("after")),
         insert_messages=sa.insert(m),
