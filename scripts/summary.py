@@ -23,6 +23,12 @@ def main() -> int:
             f"| {r.get('suite', '')} "
             f"| {r['passed']} | {r['failed']} | {r['skipped']} | {r['error']} |"
         )
+    total = {k: sum(r[k] for r in rows) for k in ("passed", "failed", "skipped", "error")}
+    lines += [
+        "",
+        f"total: {total['passed']} passed, {total['failed'] + total['error']} failed, "
+        f"{total['skipped']} skipped",
+    ]
     text = "\n".join(lines) + "\n"
     Path("conformance-summary.md").write_text(text)
     sys.stdout.write(text)
