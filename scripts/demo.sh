@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -e ".[sqlite]"
 .venv/bin/chatmem demo "$@"
+echo "(the chatmem command is in .venv/bin: .venv/bin/chatmem ls, .venv/bin/chatmem show demo-trip)"
