@@ -94,3 +94,35 @@ ID_CORPUS: list[str] = [
 ]
 
 FIXED_TS = datetime(2024, 2, 29, 12, 34, 56, 789012, tzinfo=timezone.utc)
+
+
+def parse(spec: str) -> list[Message]:
+    """'S1 U1 A1 Q2 R2' -> messages; U/Q user, A/R assistant, S system."""
+    out: list[Message] = []
+    for token in spec.split():
+        kind = token[0]
+        if kind in "UQ":
+            out.append(UserMessage(token))
+        elif kind in "AR":
+            out.append(AssistantMessage(token))
+        elif kind == "S":
+            out.append(SystemMessage(token))
+        else:
+            raise ValueError(token)
+    return out
+
+
+VECTORS: list[tuple[int, list[str], str]] = [
+    # behaviour.md section 3: (window, batches added in turn, expected window)
+    (2, ["U1 A1 U2 A2 U3"], "U3"),
+    (3, ["U1 A1", "U2"], "U1 A1 U2"),
+    (2, ["U1 A1", "U2 A2"], "U2 A2"),
+    (3, ["S1 U1 A1", "U2 A2"], "S1 U2 A2"),
+    (3, ["S1 S2 U1 A1", "U2 A2"], "S1 S2"),
+    (3, ["Q1 A1 Q2 A2 Q3 A3"], "Q3 A3"),
+    (4, ["Q1 A1 A1b A1c Q2 A2"], "Q2 A2"),
+    (4, ["U1 R1 U2 R2 U3 R3"], "U2 R2 U3 R3"),
+    (2, ["S1 S2", "U1 A1 U2"], "S1 S2"),
+    (2, ["S1 S2", "S3"], "S3"),
+    (2, ["S1 S2", "U1 A1"], "S1 S2"),
+]

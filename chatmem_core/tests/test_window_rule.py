@@ -9,46 +9,20 @@ import pytest
 from chatmem.core import (
     AssistantMessage,
     Message,
-    SystemMessage,
     UserMessage,
     add_to_window,
     apply_window_edit,
     plan_window_edit,
     window_of,
 )
-
-
-def parse(spec: str) -> list[Message]:
-    kinds = {
-        "U": UserMessage,
-        "Q": UserMessage,
-        "A": AssistantMessage,
-        "R": AssistantMessage,
-        "S": SystemMessage,
-    }
-    return [kinds[t[0]](t) for t in spec.split()]
+from conformance_tests.corpus import VECTORS, parse
 
 
 def texts(ms: list[Message]) -> str:
     return " ".join(m.text or "" for m in ms)
 
 
-@pytest.mark.parametrize(
-    "window, batches, expected",
-    [
-        (2, ["U1 A1 U2 A2 U3"], "U3"),
-        (3, ["U1 A1", "U2"], "U1 A1 U2"),
-        (2, ["U1 A1", "U2 A2"], "U2 A2"),
-        (3, ["S1 U1 A1", "U2 A2"], "S1 U2 A2"),
-        (3, ["S1 S2 U1 A1", "U2 A2"], "S1 S2"),
-        (3, ["Q1 A1 Q2 A2 Q3 A3"], "Q3 A3"),
-        (4, ["Q1 A1 A1b A1c Q2 A2"], "Q2 A2"),
-        (4, ["U1 R1 U2 R2 U3 R3"], "U2 R2 U3 R3"),
-        (2, ["S1 S2", "U1 A1 U2"], "S1 S2"),
-        (2, ["S1 S2", "S3"], "S3"),
-        (2, ["S1 S2", "U1 A1"], "S1 S2"),
-    ],
-)
+@pytest.mark.parametrize("window, batches, expected", VECTORS)
 def test_reference_rule_vectors(window: int, batches: list[str], expected: str) -> None:
     stored: list[Message] = []
     for b in batches:
