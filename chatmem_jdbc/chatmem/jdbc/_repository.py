@@ -188,23 +188,14 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
         def write(conn: Connection) -> None:
-            m = self.tables.messages
             self._lock_or_create(conn, cid, 0)
             edit = plan(self._window_rows(conn, cid, non_system_limit))
             if edit.delete_positions:
-                conn.execute(
-                    sa.delete(m).where(
-                        m.c.conversation_id == cid, m.c.position.in_(sorted(edit.delete_positions))
-                    )
-                )
+                positions = sorted(edit.delete_positions)
+                conn.execute(self._sql.delete_positions, {"cid": cid, "positions": positions})
             if edit.delete_non_system_below is not None:
-                conn.execute(
-                    sa.delete(m).where(
-                        m.c.conversation_id == cid,
-                        m.c.is_system == 0,
-                        m.c.position < edit.delete_non_system_below,
-                    )
-                )
+                below = edit.delete_non_system_below
+                conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": below})
             if edit.append:
                 start = self._reserve(conn, cid, len(edit.append))
                 self._insert(conn, cid, start, list(edit.append))
@@ -214,8 +205,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         self._write(write, "updating the window")
 
     # -- helpers ---------------------------------------------------------------------
-    def _lock_or_create(self, conn: Connection, cid: str, next_position: int) -> int:
-        """Lock the conversation row, creating it (a duplicate-key race retries the txn)."""
+    def _lock_or_create(self, conn: Connection, cid: str, next_position: int) -> int | None:
+        """Lock the conversation row and return its next position, or create it with
+        ``next_position`` and return None (a duplicate-key race retries the transaction)."""
         current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
         if current is not None:
             return current
@@ -224,20 +216,17 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
                 conversation_id=cid, next_position=next_position, updated_at=_now()
             )
         )
-        return 0
+        return None
 
     def _reserve(self, conn: Connection, cid: str, count: int) -> int:
         """Reserve ``count`` positions under the row lock; the first one reserved."""
         if self._reserve_sql is not None:
             params = {"cid": cid, "k": count, "now": _now()}
             return self.dialect.run_reserve(conn, self._reserve_sql, params) - count
-        current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
-        c = self.tables.conversations
+        current = self._lock_or_create(conn, cid, count)
         if current is None:
-            conn.execute(
-                sa.insert(c).values(conversation_id=cid, next_position=count, updated_at=_now())
-            )
             return 0
+        c = self.tables.conversations
         conn.execute(
             sa.update(c)
             .where(c.c.conversation_id == cid)
