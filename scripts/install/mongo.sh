@@ -6,27 +6,10 @@
 # Idempotent, non-interactive; fast when already installed.
 set -euo pipefail
 
-CACHE="${CHATMEM_CACHE:-$HOME/.cache/chatmem}"
-VENV="$CACHE/mongo-venv"
-STAMP="$VENV/.chatmem-mongo-installed"
 PINS="nx-27017==0.8.1"
-
-if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$PINS" ]]; then
-  echo "mongo: already installed in $VENV"
-  exit 0
-fi
-
-PYTHON="${PYTHON:-python3}"
-mkdir -p "$CACHE"
-if [[ ! -x "$VENV/bin/python" ]]; then
-  if ! "$PYTHON" -m venv "$VENV"; then
-    rm -rf "$VENV"
-    apt-get update -qq && apt-get install -y -qq python3-venv
-    "$PYTHON" -m venv "$VENV"
-  fi
-fi
-# shellcheck disable=SC2086
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check $PINS
+# shellcheck source=../lib/cached_venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cached_venv.sh"
+cached_venv mongo "$PINS"
 [[ -x "$VENV/bin/nx-27017" ]] || { echo "mongo: missing $VENV/bin/nx-27017 after install" >&2; exit 1; }
 "$VENV/bin/python" -c 'import importlib.metadata as m; print("nx-27017", m.version("nx-27017"))'
 echo "$PINS" > "$STAMP"
