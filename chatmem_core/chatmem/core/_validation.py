@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 
 from ._errors import InvalidArgumentError, InvalidIdentifierError
 from ._messages import MESSAGE_CLASSES, Message, check_text
@@ -100,3 +101,25 @@ def redis_key_prefix(value: object, argument: str = "key_prefix") -> str:
 def index_name(value: object, argument: str = "index_name") -> str:
     """A search index name: letters, digits, ``_`` and ``-``, 1 to 64 characters."""
     return _check(_INDEX_NAME, value, argument, "letters, digits, _ -; 1 to 64")
+
+
+def validate_ttl(
+    value: object,
+    *,
+    minimum: timedelta = timedelta(microseconds=1),
+    maximum: timedelta | None = None,
+    argument: str = "ttl",
+) -> timedelta | None:
+    """A time-to-live: None (keep forever) or a ``timedelta`` from ``minimum`` to ``maximum``
+    (the store's own bounds: its clock resolution and its largest expiry)."""
+    if value is None:
+        return None
+    if not isinstance(value, timedelta):
+        raise InvalidArgumentError(
+            argument, f"must be a timedelta or None, got {type(value).__name__}"
+        )
+    if value < minimum:
+        raise InvalidArgumentError(argument, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise InvalidArgumentError(argument, f"must be at most {maximum}, got {value}")
+    return value
