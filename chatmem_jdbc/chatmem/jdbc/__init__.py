@@ -3,13 +3,14 @@
 Install with ``pip install "chatmem[sqlite]"`` (or the extra of your database).
 """
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("sqlalchemy", "sqlite")
 
 from ._config import DEFAULT_INITIALIZE_SCHEMA, DEFAULT_TABLE_NAME, JdbcConfig  # noqa: E402
 from ._dialects import DIALECTS, SqlDialect  # noqa: E402
-from ._repository import JdbcChatMemoryRepository, make_engine  # noqa: E402
+from ._engine import make_engine  # noqa: E402
+from ._repository import JdbcChatMemoryRepository  # noqa: E402
 from ._schema import build_tables, schema_sql, schema_statements  # noqa: E402
 
 __all__ = [

@@ -10,7 +10,6 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
@@ -20,17 +19,20 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from chatmem.core import (
+from chatmem.core import Message
+from chatmem.core.backend import (
     BaseChatMemoryRepository,
     ConversationIdPage,
-    Message,
+    OwnedClientMixin,
     WindowEdit,
+    owning,
     retry,
 )
 
 from ._codec import from_row, to_row
 from ._config import JdbcConfig, SchemaMode
 from ._dialects import FastPath, SqlDialect, dialect_for
+from ._engine import make_engine
 from ._errors import translate_errors
 from ._schema import Tables, build_tables, schema_statements
 from ._statements import Statements, build_statements
@@ -38,11 +40,12 @@ from ._statements import Statements, build_statements
 T = TypeVar("T")
 
 
-class JdbcChatMemoryRepository(BaseChatMemoryRepository):
+class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle.
 
     Pass a SQLAlchemy ``Engine`` (never disposed by us) or a URL string; use ``from_url`` for
-    the URL form with engine options.
+    the URL form with engine options. An engine made from a URL is the repository's own:
+    ``close()`` (or leaving a ``with`` block) disposes it.
     """
 
     def __init__(
@@ -53,8 +56,19 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         initialize_schema: SchemaMode = JdbcConfig.initialize_schema,
     ) -> None:
         self.config = JdbcConfig(table_name=table_name, initialize_schema=initialize_schema)
-        self._owns_engine = isinstance(engine, str)
-        self.engine = make_engine(engine) if isinstance(engine, str) else engine
+        if isinstance(engine, str):
+            owned = make_engine(engine)
+            self._own(owned, owned.dispose)
+            try:
+                self._setup(owned)
+            except BaseException:
+                self.close()
+                raise
+        else:
+            self._setup(engine)
+
+    def _setup(self, engine: Engine) -> None:
+        self.engine = engine
         self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
         self._sql: Statements = build_statements(
@@ -80,13 +94,9 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
     ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
-        ``postgresql+psycopg://user:pw@host/db``."""
-        return cls(make_engine(url, **(engine_options or {})), **options)
-
-    def close(self) -> None:
-        """Dispose the engine if this repository created it from a URL."""
-        if self._owns_engine:
-            self.engine.dispose()
+        ``postgresql+psycopg://user:pw@host/db``; ``close()`` disposes the engine made."""
+        engine = make_engine(url, **(engine_options or {}))
+        return owning(engine, engine.dispose, lambda: cls(engine, **options))
 
     # -- schema ----------------------------------------------------------------------
     def schema_sql(self) -> list[str]:
@@ -287,7 +297,6 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
 
 _LOCK_FOR_MEMORY_DB = threading.RLock()
-IDLE_PING_SECONDS = 10.0
 
 
 def _position(message: Message) -> int:
@@ -296,76 +305,3 @@ def _position(message: Message) -> int:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-DEFAULT_DRIVERS = {
-    "postgres": "postgresql+psycopg",
-    "postgresql": "postgresql+psycopg",
-    "mysql": "mysql+pymysql",
-    "mariadb": "mariadb+pymysql",
-    "mssql": "mssql+pymssql",
-    "oracle": "oracle+oracledb",
-}
-"""The driver each extra installs, for URLs that name none (SQLAlchemy would pick mysqlclient
-or pyodbc, and no longer knows ``postgres://``)."""
-
-
-def make_engine(
-    url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any
-) -> Engine:
-    """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
-    one shared connection for ``:memory:``; servers: pooled connections pinged only after
-    ``idle_ping_seconds`` idle); a URL without a driver gets the extra's."""
-    parsed = sa.make_url(url)
-    if parsed.drivername in DEFAULT_DRIVERS:
-        parsed = parsed.set(drivername=DEFAULT_DRIVERS[parsed.drivername])
-    if parsed.get_backend_name() == "sqlite":
-        memory = parsed.database in (None, "", ":memory:")
-        engine_options.setdefault("connect_args", {}).setdefault("check_same_thread", False)
-        engine_options["connect_args"].setdefault("timeout", 30)
-        if memory:
-            engine_options.setdefault("poolclass", sa.pool.StaticPool)
-        engine = sa.create_engine(parsed, **engine_options)
-        if not memory:
-            sa.event.listen(engine, "connect", _sqlite_wal)
-        return engine
-    engine = sa.create_engine(parsed, **engine_options)
-    if not engine_options.get("pool_pre_ping"):
-        ping_when_idle(engine, idle_ping_seconds)
-    return engine
-
-
-def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> None:
-    """Ping a pooled connection at checkout only if it sat idle for ``idle_seconds``.
-
-    ``pool_pre_ping`` pings on every checkout, a full extra round trip per operation; a
-    connection used moments ago is alive, while one idle long enough to be dropped by the
-    server or a proxy is checked (and silently replaced) before we use it.
-    """
-
-    def on_connect(_dbapi_conn: Any, record: Any) -> None:
-        record.info["chatmem_used"] = time.monotonic()
-
-    def on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-        if time.monotonic() - record.info.get("chatmem_used", 0.0) < idle_seconds:
-            return
-        try:
-            alive = engine.dialect.do_ping(dbapi_conn)
-        except Exception as exc:
-            raise sa.exc.DisconnectionError(f"stale pooled connection: {exc}") from exc
-        if not alive:
-            raise sa.exc.DisconnectionError("stale pooled connection")
-
-    def on_checkin(_dbapi_conn: Any, record: Any) -> None:
-        record.info["chatmem_used"] = time.monotonic()
-
-    sa.event.listen(engine, "connect", on_connect)
-    sa.event.listen(engine, "checkout", on_checkout)
-    sa.event.listen(engine, "checkin", on_checkin)
-
-
-def _sqlite_wal(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.close()

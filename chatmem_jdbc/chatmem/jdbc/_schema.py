@@ -77,7 +77,7 @@ def schema_statements(tables: Tables, dialect: Dialect, *, if_not_exists: bool) 
 def schema_sql(url_or_dialect: str, *, table_name: str = "ai_chat_memory") -> str:
     """The DDL for a database named by URL (``postgresql://...``) or dialect name, as one
     SQL script; needs no connection and no driver."""
-    from chatmem.core._validation import sql_identifier
+    from chatmem.core.backend import sql_identifier
 
     from ._dialects import dialect_for
 
