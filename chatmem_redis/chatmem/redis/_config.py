@@ -6,8 +6,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
 
-from chatmem.core._errors import InvalidArgumentError
-from chatmem.core._validation import index_name, redis_key_prefix, sql_identifier
+from chatmem.core.backend import (
+    InvalidArgumentError,
+    index_name,
+    redis_key_prefix,
+    sql_identifier,
+    validate_ttl,
+)
 
 DEFAULT_INDEX_NAME = "chat-memory-idx"
 DEFAULT_KEY_PREFIX = "chat-memory:"
@@ -83,10 +88,7 @@ class RedisConfig:
     def __post_init__(self) -> None:
         index_name(self.index_name)
         redis_key_prefix(self.key_prefix)
-        if self.ttl is not None and (
-            not isinstance(self.ttl, timedelta) or self.ttl < timedelta(milliseconds=1)
-        ):
-            raise InvalidArgumentError("ttl", "must be a timedelta of at least 1 ms, or None")
+        validate_ttl(self.ttl, minimum=timedelta(milliseconds=1))
         if not isinstance(self.initialize_schema, bool):
             raise InvalidArgumentError("initialize_schema", "must be a bool")
         _optional_cap(self.max_conversation_ids, "max_conversation_ids")

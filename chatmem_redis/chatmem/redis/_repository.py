@@ -8,7 +8,7 @@ that adds a system message reads under WATCH and writes in MULTI/EXEC, retried o
 
 from __future__ import annotations
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("redis", "redis")
 
@@ -18,18 +18,19 @@ from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
 import redis  # noqa: E402
-from chatmem.core import (  # noqa: E402
+from chatmem.core import Message, MessageType, SystemMessage  # noqa: E402
+from chatmem.core.backend import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
-    Message,
-    MessageType,
+    InvalidArgumentError,
+    OwnedClientMixin,
     SchemaError,
-    SystemMessage,
     WindowEdit,
+    owning,
     retry,
+    validate_positive_int,
 )
-from chatmem.core._validation import validate_positive_int  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
@@ -91,7 +92,7 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-class RedisChatMemoryRepository(BaseChatMemoryRepository):
+class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
 
     Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are those
@@ -123,7 +124,6 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
             metadata_fields=tuple(metadata_fields),
         )
         self._client = client
-        self._owns_client = False
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
         self._decoded = DocumentCache()
@@ -134,28 +134,11 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
         """A repository on a client made from ``url`` (closed by ``close``)."""
         client = redis.Redis.from_url(url)
-        try:
-            repo = cls(client, **options)
-        except BaseException:
-            client.close()
-            raise
-        repo._owns_client = True
-        return repo
+        return owning(client, client.close, lambda: cls(client, **options))
 
     @property
     def client(self) -> redis.Redis:
         return self._client
-
-    def close(self) -> None:
-        """Close the client if ``from_url`` made it; a caller's client is left open."""
-        if self._owns_client:
-            self._client.close()
-
-    def __enter__(self) -> RedisChatMemoryRepository:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- schema ---------------------------------------------------------------------
     def create_index(self) -> None:
@@ -341,7 +324,5 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
     ) -> list[MessageWithConversation]:
         """A RediSearch query (DIALECT 2) over this repository's index; read-only."""
         if not isinstance(query, str) or not query.strip():
-            from chatmem.core import InvalidArgumentError
-
             raise InvalidArgumentError("query", "must be a non-empty str")
         return self._search(Search(query), None, limit)
