@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from chatmem.core import InvalidArgumentError, InvalidIdentifierError
+from chatmem.core.backend import validate_ttl
 
 DEFAULT_COLLECTION_NAME = "ai_chat_memory"
 DEFAULT_TTL: timedelta | None = None
@@ -15,6 +16,7 @@ DEFAULT_CREATE_INDEXES: bool | None = None
 """``None``: create the indexes only when a ``ttl`` is set (a TTL needs its index)."""
 MAX_TTL_SECONDS = 2_147_483_647
 """MongoDB's upper bound for ``expireAfterSeconds``."""
+MAX_TTL = timedelta(seconds=MAX_TTL_SECONDS)
 
 # MongoDB allows more, but a name we never have to quote or explain: letters, digits, _ . -;
 # no "$", no NUL, not the reserved "system." prefix, short enough for any namespace limit.
@@ -55,14 +57,7 @@ class MongoConfig:
 
     def __post_init__(self) -> None:
         collection_name(self.collection_name)
-        if self.ttl is not None:
-            if not isinstance(self.ttl, timedelta):
-                kind = type(self.ttl).__name__
-                raise InvalidArgumentError("ttl", f"must be a timedelta, got {kind}")
-            if self.ttl <= timedelta(0):
-                raise InvalidArgumentError("ttl", f"must be positive, got {self.ttl}")
-            if self.ttl.total_seconds() > MAX_TTL_SECONDS:
-                raise InvalidArgumentError("ttl", f"is over MongoDB's limit of {MAX_TTL_SECONDS} s")
+        validate_ttl(self.ttl, maximum=MAX_TTL)
         if self.create_indexes is not None and not isinstance(self.create_indexes, bool):
             raise InvalidArgumentError("create_indexes", "must be True, False or None")
 
