@@ -6,8 +6,7 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from chatmem.core._errors import InvalidArgumentError
-from chatmem.core._validation import cypher_label
+from chatmem.core.backend import InvalidArgumentError, cypher_label
 
 DEFAULT_DATABASE: str | None = None
 """None: the server's default (home) database."""

@@ -16,20 +16,20 @@ not yet created do not log warnings); tested on 5.26 LTS.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import neo4j
-from chatmem.core import (
+from chatmem.core import Message
+from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
-    ConcurrencyError,
     ConversationIdPage,
     InvalidArgumentError,
-    Message,
+    OwnedClientMixin,
     WindowEdit,
+    owning,
+    retry,
 )
 from neo4j import exceptions as neo4j_errors
 
@@ -41,6 +41,8 @@ from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 ATTEMPTS = 30
 """How often a statement the server rejected before commit (deadlock...) is re-run."""
 
+T = TypeVar("T")
+
 _ALREADY_EXISTS = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
@@ -48,7 +50,7 @@ _ALREADY_EXISTS = (
 )
 
 
-class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
+class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory as a graph: a session node per conversation, message nodes with an
     explicit position, and metadata, tool call, tool response and media nodes.
 
@@ -65,7 +67,6 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             )
         self.config = Neo4jConfig.from_options(options)
         self._driver = driver
-        self._owns_driver = False
         self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
         schema = self.schema = Schema.of(self.config)
         self._find_q = schema.find()
@@ -88,29 +89,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             auth = neo4j.basic_auth(target.user, target.password or "")
         Neo4jConfig.from_options(options)  # reject bad options before connecting
         driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
-        try:
-            repo = cls(driver, **options)
-        except BaseException:
-            driver.close()
-            raise
-        repo._owns_driver = True
-        return repo
-
-    def close(self) -> None:
-        """Close the driver if ``from_url`` created it; a caller's driver stays open."""
-        if self._owns_driver:
-            self._driver.close()
-
-    def __enter__(self) -> Neo4jChatMemoryRepository:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        return owning(driver, driver.close, lambda: cls(driver, **options))
 
     # -- schema -------------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
@@ -125,13 +104,14 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             with self._session(neo4j.WRITE_ACCESS) as session:
                 session.run("CALL db.awaitIndexes(300)").consume()
 
-    def _run_schema(self, statement: str) -> None:
+    def _run_schema(self, statement: str) -> bool:
         try:
             with self._session(neo4j.WRITE_ACCESS) as session:
                 session.run(statement).consume()
         except neo4j_errors.Neo4jError as exc:
             if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                 raise
+        return True
 
     # -- hooks ----------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -204,16 +184,16 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             notifications_min_severity="OFF",  # plans are known; no per-query warnings
         )
 
-    def _retry(self, fn: Callable[[], Any]) -> Any:
-        for attempt in range(ATTEMPTS):
-            try:
-                return fn()
-            except neo4j_errors.Neo4jError as exc:
-                if not rejected_before_commit(exc):
-                    raise
-                last = exc
-                time.sleep(min(0.002 * 2**attempt, 0.2))
-        raise ConcurrencyError(f"Neo4j kept rejecting the statement ({ATTEMPTS} tries)") from last
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Re-run ``fn`` while the server rejects it before commit (deadlock, lock timeout)."""
+        return retry(
+            fn,
+            attempts=ATTEMPTS,
+            what="a Neo4j statement",
+            base_sleep=0.002,
+            max_sleep=0.2,
+            retry_on=rejected_before_commit,
+        )
 
     def _run(
         self, query: str, params: dict[str, Any], what: str, mode: str = neo4j.WRITE_ACCESS
@@ -226,8 +206,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
                 return list(session.run(query, params))
 
         with translate_errors(what):
-            result: list[neo4j.Record] = self._retry(run)
-            return result
+            return self._retry(run)
 
     def _messages(self, query: str, params: dict[str, Any], what: str) -> list[Message]:
         records = self._run(query, params, what)  # one record, or none for an unknown id
