@@ -113,7 +113,7 @@ def parse(spec: str) -> list[Message]:
 
 
 VECTORS: list[tuple[int, list[str], str]] = [
-    # behaviour.md section 3: (window, batches added in turn, expected window)
+    # docs/behaviour.md section 3: (window, batches added in turn, expected window)
     (2, ["U1 A1 U2 A2 U3"], "U3"),
     (3, ["U1 A1", "U2"], "U1 A1 U2"),
     (2, ["U1 A1", "U2 A2"], "U2 A2"),

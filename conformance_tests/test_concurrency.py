@@ -1,4 +1,4 @@
-"""Atomicity and lossless concurrency (behaviour.md 2.8, 2.11 and section 3)."""
+"""Atomicity and lossless concurrency (docs/behaviour.md 2.8, 2.11 and section 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The repository contract (behaviour.md section 2) that every backend must pass."""
+"""The repository contract (docs/behaviour.md section 2) that every backend must pass."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Turn sessions and preprocessors on a real store (behaviour.md section 4)."""
+"""Turn sessions and preprocessors on a real store (docs/behaviour.md section 4)."""
 
 from __future__ import annotations
 

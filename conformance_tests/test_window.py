@@ -1,4 +1,4 @@
-"""MessageWindowChatMemory on a real store (behaviour.md section 3), vectors included."""
+"""MessageWindowChatMemory on a real store (docs/behaviour.md section 3), vectors included."""
 
 from __future__ import annotations
 
