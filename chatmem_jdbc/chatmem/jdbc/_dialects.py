@@ -81,7 +81,6 @@ class SqlDialect:
 
     name: ClassVar[str] = "generic"
     embedded: ClassVar[bool] = False
-    supports_if_not_exists: ClassVar[bool] = True
     limit_in_union_member: ClassVar[bool] = False
     """True where ``(SELECT ..) UNION ALL (SELECT .. ORDER BY .. LIMIT n)`` is valid SQL; the
     window read then needs no derived tables (6x faster on MariaDB)."""

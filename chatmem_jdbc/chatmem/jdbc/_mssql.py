@@ -43,7 +43,6 @@ class MssqlDialect(SqlDialect):
     """SQL Server 2019+ and Azure SQL."""
 
     name = "mssql"
-    supports_if_not_exists = False
 
     def id_type(self) -> sa.types.TypeEngine[Any]:
         return Utf8Id()

@@ -31,7 +31,6 @@ class OracleDialect(SqlDialect):
     """Oracle Database 19c+ and 23ai."""
 
     name = "oracle"
-    supports_if_not_exists = False  # only 23ai has CREATE TABLE IF NOT EXISTS
 
     def id_type(self) -> sa.types.TypeEngine[Any]:
         return Utf8Id()

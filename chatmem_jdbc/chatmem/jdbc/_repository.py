@@ -265,35 +265,34 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             return fn(conn)
 
     def _write(self, fn: Callable[[Connection], None], what: str) -> None:
-        def attempt() -> bool | None:
-            try:
-                with self._serial, self.dialect.write(self.engine) as conn:
-                    fn(conn)
-                return True
-            except DBAPIError as exc:
-                if self.dialect.is_retryable(exc):
-                    return None
-                raise
+        """Run ``fn`` in a write transaction, re-run when it lost a race."""
 
-        with translate_errors(what):
-            retry(attempt, what=what)
+        def attempt() -> bool:
+            with self._serial, self.dialect.write(self.engine) as conn:
+                fn(conn)
+            return True
+
+        self._retried(attempt, what)
 
     def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
         """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
-        round trips); retried when it lost a race."""
+        round trips); re-run when it lost a race."""
 
-        def attempt() -> bool | None:
-            try:
-                with self._serial, self.engine.connect() as conn:
-                    conn.execution_options(isolation_level="AUTOCOMMIT").execute(stmt, params)
-                return True
-            except DBAPIError as exc:
-                if self.dialect.is_retryable(exc):
-                    return None
-                raise
+        def attempt() -> bool:
+            with self._serial, self.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT").execute(stmt, params)
+            return True
+
+        self._retried(attempt, what)
+
+    def _retried(self, attempt: Callable[[], bool], what: str) -> None:
+        """Core's retry on the dialect's lost-race errors (duplicate key, deadlock...)."""
+
+        def lost_race(exc: Exception) -> bool:
+            return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
 
         with translate_errors(what):
-            retry(attempt, what=what)
+            retry(attempt, what=what, retry_on=lost_race)
 
 
 _LOCK_FOR_MEMORY_DB = threading.RLock()
