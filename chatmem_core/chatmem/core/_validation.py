@@ -21,6 +21,9 @@ _CQL_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
 _CYPHER_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY_PREFIX = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 _INDEX_NAME = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+# MongoDB allows more, but a name we never have to quote or explain: letters, digits, _ . -;
+# no "$", no NUL, short enough for any namespace limit.
+_COLLECTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,119}")
 
 
 def validate_conversation_id(
@@ -101,6 +104,16 @@ def redis_key_prefix(value: object, argument: str = "key_prefix") -> str:
 def index_name(value: object, argument: str = "index_name") -> str:
     """A search index name: letters, digits, ``_`` and ``-``, 1 to 64 characters."""
     return _check(_INDEX_NAME, value, argument, "letters, digits, _ -; 1 to 64")
+
+
+def collection_name(value: object, argument: str = "collection_name") -> str:
+    """A MongoDB collection name: ``[A-Za-z_][A-Za-z0-9_.-]*``, at most 120 characters, no
+    empty dotted part, not in the reserved ``system.`` namespace."""
+    rule = "a letter or _, then letters, digits, _ . -; at most 120; not system.*"
+    name = _check(_COLLECTION_NAME, value, argument, rule)
+    if name.startswith("system.") or name.endswith(".") or ".." in name:
+        raise InvalidIdentifierError(argument, f"{value!r} is not a valid name ({rule})")
+    return name
 
 
 def validate_ttl(

@@ -44,6 +44,7 @@ from ._repository import (
 )
 from ._validation import (
     MAX_CONVERSATION_ID_LENGTH,
+    collection_name,
     cql_identifier,
     cypher_label,
     index_name,
@@ -156,6 +157,7 @@ __all__ = [
     "SchemaError",
     "WindowEdit",
     "apply_window_edit",
+    "collection_name",
     "cql_identifier",
     "cypher_label",
     "error_translator",

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from chatmem.core import InvalidArgumentError, InvalidIdentifierError
-from chatmem.core.backend import validate_ttl
+from chatmem.core import InvalidArgumentError
+from chatmem.core.backend import collection_name, validate_ttl
 
 DEFAULT_COLLECTION_NAME = "ai_chat_memory"
 DEFAULT_TTL: timedelta | None = None
@@ -17,27 +16,6 @@ DEFAULT_CREATE_INDEXES: bool | None = None
 MAX_TTL_SECONDS = 2_147_483_647
 """MongoDB's upper bound for ``expireAfterSeconds``."""
 MAX_TTL = timedelta(seconds=MAX_TTL_SECONDS)
-
-# MongoDB allows more, but a name we never have to quote or explain: letters, digits, _ . -;
-# no "$", no NUL, not the reserved "system." prefix, short enough for any namespace limit.
-_COLLECTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,119}")
-
-
-def collection_name(value: object, argument: str = "collection_name") -> str:
-    """A MongoDB collection name: ``[A-Za-z_][A-Za-z0-9_.-]*``, at most 120, not ``system.*``."""
-    if (
-        not isinstance(value, str)
-        or not _COLLECTION_NAME.fullmatch(value)
-        or value.startswith("system.")
-        or value.endswith(".")
-        or ".." in value
-    ):
-        raise InvalidIdentifierError(
-            argument,
-            f"{value!r} is not a valid name (a letter or _, then letters, digits, _ . -; "
-            "at most 120; not system.*)",
-        )
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
