@@ -19,7 +19,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
 from chatmem.core._errors import ChatMemoryError, InvalidArgumentError, require
 
@@ -134,14 +134,14 @@ def memory_router(repository: MemoryRecordRepository, *, auth: Auth | None = Non
 
     @router.post("/memories/{record_id}/approve")
     def approve(
-        record_id: str, body: dict[str, Any] | None = Body(default=None)
+        record_id: str, body: Annotated[dict[str, Any] | None, Body()] = None
     ) -> dict[str, object]:
         reviewer, reason = review_body(body)
         return _body(call(lambda: repository.approve(record_id, reviewer=reviewer, reason=reason)))
 
     @router.post("/memories/{record_id}/reject")
     def reject(
-        record_id: str, body: dict[str, Any] | None = Body(default=None)
+        record_id: str, body: Annotated[dict[str, Any] | None, Body()] = None
     ) -> dict[str, object]:
         reviewer, reason = review_body(body)
         return _body(call(lambda: repository.reject(record_id, reviewer=reviewer, reason=reason)))
