@@ -23,9 +23,7 @@ SQL_BACKENDS = ("sqlite", "postgres", "mariadb", "mssql", "oracle")
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Collect this folder only when the command line names it (or a file in it)."""
-    named = any(
-        Path(str(arg).split("::")[0]).resolve().is_relative_to(HERE) for arg in config.args
-    )
+    named = any(Path(str(arg).split("::")[0]).resolve().is_relative_to(HERE) for arg in config.args)
     return None if named else True
 
 

@@ -14,6 +14,7 @@ it (``effective``), so a missed sweep never shows or injects a stale pending rec
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import unicodedata
@@ -168,7 +169,8 @@ def normalise(text: str) -> str:
 
 def dedup_key(agent_id: str, user_id: str, content: str) -> str:
     """The store's unique key: one memory per (agent, user, normalised content)."""
-    raw = "\x00".join((agent_id, user_id, normalise(content)))
+    # JSON keeps the three parts apart whatever characters they hold.
+    raw = json.dumps([agent_id, user_id, normalise(content)], ensure_ascii=False)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
