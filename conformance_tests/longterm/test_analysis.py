@@ -24,6 +24,7 @@ from chatmem.core.longterm import (
     LongTermMemoryAdvisor,
     MemoryCandidate,
     MemoryStatus,
+    MemoryType,
     RuleBasedExtractor,
 )
 
@@ -118,21 +119,15 @@ def test_switched_off_agent_neither_analyses_nor_injects(clock: TestClock) -> No
 
 def test_advisor_injects_only_approved_memories(clock: TestClock) -> None:
     records = InMemoryMemoryRecordRepository(clock=clock)
-    add = lambda text: (
-        records.add(
-            "helper", "ana", MemoryCandidate(memory_type="fact", content=text, confidence=0.9)
-        ).record.id
-    )  # type: ignore[arg-type]  # noqa: E731
+
+    def add(text: str, agent: str = "helper") -> str:
+        candidate = MemoryCandidate(memory_type=MemoryType.FACT, content=text, confidence=0.9)
+        return records.add(agent, "ana", candidate).record.id
+
     records.approve(add("The user is a CTO."))
     records.reject(add("The user hates cats."))
     add("The user is pending.")
-    records.approve(
-        records.add(
-            "other-agent",
-            "ana",
-            MemoryCandidate(memory_type="fact", content="Other agent's.", confidence=0.9),
-        ).record.id
-    )  # type: ignore[arg-type]
+    records.approve(add("Other agent's.", agent="other-agent"))
     memory = LongTermMemory(records, agent_id="helper")
     advisor = LongTermMemoryAdvisor(memory)
     seen: list[list[object]] = []

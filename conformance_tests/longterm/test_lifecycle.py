@@ -104,7 +104,7 @@ def test_rule_extractor_on_the_worked_examples(
     ("message", "expected"),
     [
         ("Please keep answers short and use bullet points.", [MemoryType.PREFERENCE]),
-        ("I’d rather get the SQL first, then the explanation.", [MemoryType.PREFERENCE]),
+        ("I\u2019d rather get the SQL first, then the explanation.", [MemoryType.PREFERENCE]),
         ("I like concise explanations with one example.", [MemoryType.PREFERENCE]),
         ("I work at Acme as a data engineer.", [MemoryType.FACT]),
         ("My name is Ana and I live in Lisbon.", [MemoryType.FACT]),

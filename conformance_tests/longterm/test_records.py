@@ -341,17 +341,20 @@ def test_racing_reviews_have_exactly_one_winner(
         rid = first.add("agent", "ana", candidate).record.id
         barrier = threading.Barrier(len(stores))
         outcomes: list[str] = []
-        lock = threading.Lock()
 
-        def review(i: int, rid: str = rid, barrier: threading.Barrier = barrier) -> None:
+        def review(
+            i: int,
+            rid: str = rid,
+            barrier: threading.Barrier = barrier,
+            outcomes: list[str] = outcomes,
+        ) -> None:
             decide = stores[i].approve if i % 2 == 0 else stores[i].reject
             barrier.wait()
             try:
                 outcome = decide(rid, reviewer=f"r{i}").status.value
             except MemoryStateError:
                 outcome = "lost"
-            with lock:
-                outcomes.append(outcome)
+            outcomes.append(outcome)  # list.append is atomic
 
         threads = [threading.Thread(target=review, args=(i,)) for i in range(len(stores))]
         for t in threads:
