@@ -24,5 +24,5 @@ def test_readme_long_term_example_runs_and_prints_what_it_says() -> None:
     code, expected = found.groups()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})  # noqa: S102
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
     assert out.getvalue() == expected
