@@ -21,6 +21,7 @@ from chatmem.core.longterm import (
     MemoryStatus,
     MemoryType,
 )
+from conformance_tests.harness import ServerInfo
 
 from .conftest import TestClock
 
@@ -365,3 +366,33 @@ def test_racing_reviews_have_exactly_one_winner(
         assert len(outcomes) == len(stores) and len(winners) == 1
         final = first.get(rid)
         assert final is not None and final.status.value == winners[0]
+
+
+@pytest.mark.backend("sqlite", "postgres", "mariadb")
+@pytest.mark.multiprocess
+def test_processes_adding_one_candidate_store_it_once(
+    make_records: Callable[..., BaseMemoryRecordRepository], server: ServerInfo
+) -> None:
+    import multiprocessing
+
+    from ._workers import add_one
+
+    first = make_records()
+    table = first.config.table_name  # type: ignore[attr-defined]
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(4), ctx.Queue()
+    procs = [
+        ctx.Process(
+            target=add_one, args=(server.url, table, PREF.content.swapcase(), barrier, results)
+        )
+        for _ in range(4)
+    ]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    assert sum(created for _, created in outcomes) == 1
+    assert len({rid for rid, _ in outcomes}) == 1
+    assert [r.id for r in first.find(user_id="ana").records] == [outcomes[0][0]]

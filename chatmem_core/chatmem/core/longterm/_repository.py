@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from chatmem.core._errors import InvalidArgumentError
+from chatmem.core._errors import ConcurrencyError, InvalidArgumentError
 
 from . import _rules as rules
 from ._model import (
@@ -179,7 +179,8 @@ class BaseMemoryRecordRepository(ABC):
         if current is None:
             raise MemoryNotFoundError(f"no memory {rid}")
         rules.review(current, decision, now)  # raises MemoryStateError: it was not pending
-        raise InvalidArgumentError("record_id", "changed during review; try again")
+        # Still pending by the rules yet the store's condition failed: clocks disagree.
+        raise ConcurrencyError(f"memory {rid} changed during review; try again")
 
     def delete(self, record_id: str) -> bool:
         return self._delete(rules.validate_record_id(record_id))
