@@ -60,9 +60,12 @@ def rows(driver: Any) -> list[Any]:
 
 
 def wait_for(driver: Any, condition: Any) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT).until(condition)
+    # The page replaces its rows on each load: a row found a moment ago may be gone.
+    wait = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(condition)
 
 
 def test_review_page_lists_filters_approves_and_rejects(tmp_path: Path, browser: Any) -> None:
@@ -145,7 +148,8 @@ def test_review_page_lists_filters_approves_and_rejects(tmp_path: Path, browser:
         user.send_keys("bob")
         Select(find(By.ID, "status")).select_by_visible_text("pending")
         find(By.ID, "load").click()
-        wait_for(browser, lambda d: len(rows(d)) == 1)
+        bob = seeded["The user <b>is</b> a designer."]
+        wait_for(browser, lambda d: [r.get_attribute("data-id") for r in rows(d)] == [bob])
         assert "The user <b>is</b> a designer." in rows(browser)[0].text
         assert browser.find_elements(By.CSS_SELECTOR, "#records b") == []
 
