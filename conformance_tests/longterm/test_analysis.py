@@ -175,3 +175,24 @@ def test_long_term_chat_turn_injects_but_never_stores_the_memories(clock: TestCl
         ("The user works at Acme as a data engineer.", "conv-1", 0)
     ]
     memory.close()
+
+
+def test_many_threads_submitting_lose_nothing(clock: TestClock) -> None:
+    records = InMemoryMemoryRecordRepository(clock=clock)
+    memory = LongTermMemory(records, agent_id="helper", extractor=RuleBasedExtractor())
+
+    def chat(t: int) -> None:
+        for i in range(25):
+            assert memory.observe(f"user-{t}", f"I work at Company{i} as an engineer.")
+
+    threads = [threading.Thread(target=chat, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert memory.flush(120)
+    stats = memory.analyser.stats  # type: ignore[union-attr]
+    assert (stats.submitted, stats.processed, stats.stored, stats.failed) == (100, 100, 100, 0)
+    for t in range(4):
+        assert len(records.find(user_id=f"user-{t}", limit=100).records) == 25
+    memory.close()

@@ -34,7 +34,7 @@ similarity (exact duplicates are caught by the store's unique key whatever the c
 
 @dataclass
 class AnalyserStats:
-    """Counters since start (read without locking; each is only ever incremented)."""
+    """Counters since start (each only ever grows; updated under the analyser's lock)."""
 
     submitted: int = 0
     processed: int = 0
@@ -72,6 +72,7 @@ class BackgroundAnalyser:
         self.extractor = extractor
         self.deduplicator = deduplicator or Deduplicator()
         self.stats = AnalyserStats()
+        self._stats_lock = threading.Lock()
         self._queue: queue.Queue[_Job | None] = queue.Queue(
             validate_positive_int(queue_size, "queue_size")
         )
@@ -100,16 +101,16 @@ class BackgroundAnalyser:
             rules.validate_position(message_position),
         )
         if self._closed:
-            self.stats.dropped += 1
+            self._count("dropped")
             return False
         self._ensure_worker()
         try:
             self._queue.put_nowait(job)
         except queue.Full:
-            self.stats.dropped += 1
+            self._count("dropped")
             log.warning("long-term memory queue full: a message of %s was not analysed", user_id)
             return False
-        self.stats.submitted += 1
+        self._count("submitted")
         return True
 
     def analyse(self, job: _Job) -> None:
@@ -126,7 +127,7 @@ class BackgroundAnalyser:
             existing.extend(page.records)
         for candidate in candidates:
             if self.deduplicator.duplicate_of(candidate, existing) is not None:
-                self.stats.duplicates += 1
+                self._count("duplicates")
                 continue
             result = self.repository.add(
                 job.agent_id,
@@ -136,10 +137,10 @@ class BackgroundAnalyser:
                 message_position=job.message_position,
             )
             if result.created:
-                self.stats.stored += 1
+                self._count("stored")
                 existing.append(result.record)
             else:
-                self.stats.duplicates += 1
+                self._count("duplicates")
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every message submitted so far is processed; False on timeout."""
@@ -160,6 +161,10 @@ class BackgroundAnalyser:
             self._queue.put(None)
             worker.join(timeout)
 
+    def _count(self, counter: str) -> None:
+        with self._stats_lock:
+            setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+
     def _ensure_worker(self) -> None:
         with self._start_lock:
             if self._worker is None or not self._worker.is_alive():
@@ -176,11 +181,11 @@ class BackgroundAnalyser:
                     return
                 self.analyse(job)
             except Exception:
-                self.stats.failed += 1
+                self._count("failed")
                 log.exception("long-term memory analysis failed for user %s", job and job.user_id)
             finally:
                 if job is not None:
-                    self.stats.processed += 1
+                    self._count("processed")
                 self._queue.task_done()
 
 
