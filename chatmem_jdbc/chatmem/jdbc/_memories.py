@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from chatmem.core._errors import ConcurrencyError
 from chatmem.core.longterm import (
@@ -90,8 +90,8 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
                 try:
                     self.tables.metadata.create_all(self.engine, checkfirst=True)
                     return
-                except Exception as exc:
-                    if "exist" not in str(exc).lower() or attempt == 4:
+                except DBAPIError as exc:
+                    if "exist" not in str(exc.orig).lower() or attempt == 4:
                         raise
 
     # -- hooks -------------------------------------------------------------------------
