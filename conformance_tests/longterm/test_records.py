@@ -396,3 +396,48 @@ def test_processes_adding_one_candidate_store_it_once(
     assert sum(created for _, created in outcomes) == 1
     assert len({rid for rid, _ in outcomes}) == 1
     assert [r.id for r in first.find(user_id="ana").records] == [outcomes[0][0]]
+
+
+@pytest.mark.backend("sqlite", "postgres", "mariadb")
+def test_schema_mode_never_leaves_a_missing_table_to_the_user(
+    make_records: Callable[..., BaseMemoryRecordRepository],
+) -> None:
+    from chatmem.core import SchemaError
+
+    repo = make_records(initialize_schema="never")
+    with pytest.raises(SchemaError, match="chatmem memories schema"):
+        repo.add("agent", "ana", PREF)
+    repo.create_schema()  # type: ignore[attr-defined]
+    assert repo.add("agent", "ana", PREF).created
+    ddl = repo.schema_sql()  # type: ignore[attr-defined]
+    assert ddl[0].startswith("CREATE TABLE") and any("UNIQUE" in s for s in ddl)
+
+
+@pytest.mark.backend("sqlite", "postgres", "mariadb")
+def test_first_use_by_many_threads_at_once_is_race_safe(
+    make_records: Callable[..., BaseMemoryRecordRepository],
+) -> None:
+    first = make_records(initialize_schema="never")
+    barrier = threading.Barrier(6)
+    errors: list[BaseException] = []
+    made: list[BaseMemoryRecordRepository] = []
+
+    def create(i: int) -> None:
+        barrier.wait()
+        try:
+            repo = make_records(shared_with=first)  # creates the table if missing
+            candidate = MemoryCandidate(
+                memory_type=MemoryType.FACT, content=f"The user has {i} plants.", confidence=0.5
+            )
+            repo.add("agent", "ana", candidate)
+            made.append(repo)
+        except BaseException as exc:  # collected: the assertion below names it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == [] and len(made) == 6
+    assert len(first.find(user_id="ana").records) == 6

@@ -10,13 +10,15 @@ one UPDATE.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from chatmem.core._errors import ConcurrencyError
+from chatmem.core._errors import ConcurrencyError, SchemaError
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     AddResult,
@@ -45,6 +47,20 @@ from ._memory_schema import (
 from ._repository import make_engine
 
 ADD_ATTEMPTS = 5
+
+
+@contextmanager
+def _translate(what: str) -> Iterator[None]:
+    """``translate_errors``, with the record table's own remedy in a SchemaError."""
+    try:
+        with translate_errors(what):
+            yield
+    except SchemaError as exc:
+        raise SchemaError(
+            f"{what}: the memory record table is missing; create it with "
+            "initialize_schema='always' or apply `chatmem memories schema` DDL "
+            f"({exc.__cause__})"
+        ) from exc.__cause__
 
 
 class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
@@ -85,7 +101,7 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
 
     def create_schema(self) -> None:
         """Create the table and indexes if missing; safe when processes race to do it."""
-        with translate_errors("creating the memory record schema"):
+        with _translate("creating the memory record schema"):
             for attempt in range(5):
                 try:
                     self.tables.metadata.create_all(self.engine, checkfirst=True)
@@ -99,7 +115,7 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
         row = to_row(record, key)
         for _ in range(ADD_ATTEMPTS):
             try:
-                with translate_errors("storing a memory"), self.engine.begin() as conn:
+                with _translate("storing a memory"), self.engine.begin() as conn:
                     conn.execute(self._sql.insert, row)
                 return AddResult(record, True)
             except Exception as exc:
@@ -131,7 +147,7 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
             after=after,
             now=now,
         )
-        with translate_errors("listing memories"), self.engine.connect() as conn:
+        with _translate("listing memories"), self.engine.connect() as conn:
             return [from_row(r) for r in conn.execute(stmt).mappings().all()]
 
     def _get(self, record_id: str) -> MemoryRecord | None:
@@ -152,21 +168,21 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
             "reviewer": reviewer,
             "reason": reason,
         }
-        with translate_errors("reviewing a memory"), self.engine.begin() as conn:
+        with _translate("reviewing a memory"), self.engine.begin() as conn:
             if conn.execute(self._sql.review, params).rowcount != 1:
                 return None
             row = conn.execute(self._sql.by_id, {"rid": record_id}).mappings().one()
             return from_row(row)
 
     def _delete(self, record_id: str) -> bool:
-        with translate_errors("deleting a memory"), self.engine.begin() as conn:
+        with _translate("deleting a memory"), self.engine.begin() as conn:
             return bool(conn.execute(self._sql.delete, {"rid": record_id}).rowcount)
 
     def _expire_due(self, now: datetime) -> int:
-        with translate_errors("expiring memories"), self.engine.begin() as conn:
+        with _translate("expiring memories"), self.engine.begin() as conn:
             return int(conn.execute(self._sql.expire, {"now": naive_utc(now)}).rowcount)
 
     def _one(self, stmt: Any, params: dict[str, Any], what: str) -> MemoryRecord | None:
-        with translate_errors(what), self.engine.connect() as conn:
+        with _translate(what), self.engine.connect() as conn:
             row = conn.execute(stmt, params).mappings().one_or_none()
             return None if row is None else from_row(row)
