@@ -34,7 +34,7 @@ from ._config import JdbcConfig, SchemaMode
 from ._dialects import FastPath, SqlDialect, dialect_for
 from ._engine import make_engine
 from ._errors import translate_errors
-from ._schema import Tables, build_tables, schema_statements
+from ._schema import Tables, build_tables, create_tables, schema_statements
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
@@ -105,14 +105,9 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def create_schema(self) -> None:
         """Create the tables and index if missing; safe when many processes race to do it."""
-        with translate_errors("creating the chat memory schema"), self._serial:
-            for attempt in range(5):
-                try:
-                    self.tables.metadata.create_all(self.engine, checkfirst=True)
-                    return
-                except DBAPIError as exc:
-                    if "exist" not in str(exc.orig).lower() or attempt == 4:
-                        raise
+        what = "creating the chat memory schema"
+        with translate_errors(what), self._serial:
+            create_tables(self.tables.metadata, self.engine, what)
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
