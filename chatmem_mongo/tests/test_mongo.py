@@ -264,30 +264,50 @@ def test_the_mongo_extra_pulls_only_pymongo() -> None:
 
 # -- indexes and TTL ----------------------------------------------------------------------
 def test_position_index_exists_when_indexes_are_created(make_repository: Make) -> None:
-    repo = make_repository(create_indexes=True)
+    repo = make_repository(initialize_schema="always")
     assert any(ix["key"] == POSITION_INDEX for ix in _indexes(repo))
     assert _ttl_indexes(repo) == []
 
 
+def test_never_creates_no_index_and_refuses_until_created(make_repository: Make) -> None:
+    from chatmem.core import SchemaError
+
+    repo = make_repository(initialize_schema="never", ttl=timedelta(hours=1))
+    assert [ix for ix in _indexes(repo) if ix["key"] != [("_id", 1)]] == []
+    with pytest.raises(SchemaError, match="create_schema"):
+        repo.append("c", UserMessage("refused"))
+    repo.create_schema()
+    repo.append("c", UserMessage("stored"))
+    assert [m.text for m in repo.find_by_conversation_id("c")] == ["stored"]
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [3600]
+
+
+def test_schema_statements_for_url_need_no_server() -> None:
+    ddl = MongoChatMemoryRepository.schema_statements_for_url(
+        "mongodb://127.0.0.1:1/app", collection_name="c1", ttl=timedelta(minutes=2)
+    )
+    assert len(ddl) == 2 and "c1" in ddl[0] and '"expireAfterSeconds": 120' in ddl[1]
+
+
 def test_ttl_index_is_recreated_when_the_ttl_changes(make_repository: Make) -> None:
-    repo = make_repository(ttl=timedelta(hours=1), create_indexes=None)
+    repo = make_repository(ttl=timedelta(hours=1))
     name = {"collection_name": repo.config.collection_name}
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [3600]
     make_repository(**name, ttl=timedelta(minutes=5))
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
     make_repository(**name, ttl=timedelta(minutes=5))  # unchanged: left alone
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
-    make_repository(**name, ttl=None, create_indexes=None)  # not managing indexes: untouched
+    make_repository(**name, ttl=None, initialize_schema="never")  # not managing: untouched
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
     make_repository(**name, ttl=timedelta(seconds=1.2))  # whole seconds, rounded up
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [2]
-    make_repository(**name, ttl=None, create_indexes=True)  # managing, no TTL: dropped
+    make_repository(**name, ttl=None)  # managing, no TTL: dropped
     assert _ttl_indexes(repo) == []
     assert any(ix["key"] == POSITION_INDEX for ix in _indexes(repo))
 
 
 def test_concurrent_constructors_with_a_ttl_agree_on_one_index(make_repository: Make) -> None:
-    name = {"collection_name": make_repository(create_indexes=False).config.collection_name}
+    name = {"collection_name": make_repository(initialize_schema="never").config.collection_name}
     with ThreadPoolExecutor(6) as pool:
         repos = list(
             pool.map(lambda _: make_repository(**name, ttl=timedelta(minutes=7)), range(6))

@@ -384,7 +384,6 @@ class CassandraHarness(Harness):
 
         options.setdefault("keyspace", server.extra["keyspace"])
         options.setdefault("table_name", f"t_{unique_suffix()}")
-        options.setdefault("initialize_schema", True)
         return CassandraChatMemoryRepository(server.extra["session"], **options)
 
     def namespace_options(self) -> dict[str, Any]:
@@ -398,7 +397,7 @@ class CassandraHarness(Harness):
             "keyspace": config.keyspace,
             "table_name": config.table_name,
             "ttl": config.ttl,
-            "initialize_schema": False,
+            "initialize_schema": "never",
         }
         return str(server.url), options
 

@@ -156,7 +156,7 @@ class MongoHarness(Harness):
         from chatmem.mongo import MongoChatMemoryRepository
 
         database = server.extra["client"][server.extra["database"]]
-        options = {**self.namespace_options(), "create_indexes": True, **options}
+        options = {**self.namespace_options(), **options}
         return MongoChatMemoryRepository(database, **options)
 
     def connect_spec(

@@ -241,7 +241,6 @@ class Neo4jHarness(Harness):
         from chatmem.neo4j import Neo4jChatMemoryRepository
 
         options = {**self.namespace_options(), **options}  # the test's own labels win
-        options.setdefault("initialize_schema", True)
         return Neo4jChatMemoryRepository(server.extra["driver"], **options)
 
     def connect_spec(

@@ -77,7 +77,7 @@ class SchemaCheck:
     def __init__(self, probe: Callable[[], Sequence[str]], what: str, url_hint: str | None = None):
         self._probe = probe
         self._what = what
-        self._url_hint = redacted_url(url_hint)
+        self.url_hint = url_hint
         self._lock = threading.Lock()
         self._ok = False
 
@@ -91,6 +91,15 @@ class SchemaCheck:
             if missing:
                 raise SchemaError(missing_schema_message(self._what, missing, self._url_hint))
             self._ok = True
+
+    @property
+    def url_hint(self) -> str | None:
+        """The store URL the error message tells ``chatmem schema --url`` (no password)."""
+        return self._url_hint
+
+    @url_hint.setter
+    def url_hint(self, url: str | None) -> None:
+        self._url_hint = redacted_url(url)
 
     def passed(self) -> None:
         """Mark the schema as present (after ``create_schema`` ran)."""

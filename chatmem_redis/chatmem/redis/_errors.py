@@ -24,7 +24,7 @@ def translate_errors(what: str) -> Iterator[None]:
         if any(m in text for m in _MISSING_INDEX):
             raise SchemaError(
                 f"{what}: the search index does not exist; create it with "
-                f"initialize_schema=True ({exc})"
+                f'initialize_schema="always" or repo.create_schema() ({exc})'
             ) from exc
         if "unknown" in text and any(m in text for m in _MISSING_MODULE):
             raise SchemaError(
