@@ -408,5 +408,20 @@ class CassandraHarness(Harness):
         if config.keyspace != server.extra["keyspace"]:
             session.execute(f'DROP KEYSPACE IF EXISTS "{config.keyspace}"')
 
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """The server's URL naming a keyspace that does not exist yet (the URL path is how
+        the README names a keyspace); the repository creates it and its default table."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(str(server.url))
+        return urlunsplit(parts._replace(path=f"/cold_{unique_suffix()}"))
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        keyspace = urlsplit(url).path.strip("/")
+        assert keyspace.startswith("cold_")
+        server.extra["session"].execute(f'DROP KEYSPACE IF EXISTS "{keyspace}"', timeout=120)
+
 
 HARNESS = CassandraHarness
