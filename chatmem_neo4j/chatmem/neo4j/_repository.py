@@ -16,6 +16,7 @@ not yet created do not log warnings); tested on 5.26 LTS.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -30,6 +31,7 @@ from chatmem.core import (
     InvalidArgumentError,
     Message,
     SchemaCheck,
+    SchemaError,
     WindowEdit,
 )
 from neo4j import exceptions as neo4j_errors
@@ -41,6 +43,10 @@ from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 30
 """How often a statement the server rejected before commit (deadlock...) is re-run."""
+
+_SCHEMA_LOCK = threading.Lock()
+SCHEMA_ONLINE_SECONDS = 300.0
+"""How long ``create_schema`` waits for the constraint's and the index's population."""
 
 _ALREADY_EXISTS = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
@@ -133,16 +139,23 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
         concurrent creator's win is tolerated) and wait until they are online. When both
         are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
-        with translate_errors("schema initialisation"):
+        # One creator per process at a time: concurrent CREATE CONSTRAINTs queue on the
+        # server's schema lock, so the others would only wait; after the first, they see
+        # everything online and run no DDL.
+        with translate_errors("schema initialisation"), _SCHEMA_LOCK:
             state = self._schema_state()
-            if all(online for _, _, online in state):
-                self._schema_check.passed()
-                return
             for statement, (_, _, online) in zip(self.schema.ddl(), state, strict=True):
                 if online is None:
                     self._retry(functools.partial(self._run_schema, statement))
-            with self._session(neo4j.WRITE_ACCESS) as session:
-                session.run("CALL db.awaitIndexes(300)").consume()
+            # Poll instead of db.awaitIndexes: that procedure holds a schema lock while it
+            # waits, which blocks other processes' CREATE CONSTRAINT until it times out.
+            deadline = time.monotonic() + SCHEMA_ONLINE_SECONDS
+            while not all(online for _, _, online in state):
+                if time.monotonic() > deadline:
+                    waiting = [name for _, name, online in state if not online]
+                    raise SchemaError(f"{waiting} not online after {SCHEMA_ONLINE_SECONDS:.0f}s")
+                time.sleep(0.05)
+                state = self._schema_state()
         self._schema_check.passed()
 
     def _schema_state(self) -> list[tuple[str, str, bool | None]]:
