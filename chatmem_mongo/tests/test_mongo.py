@@ -159,6 +159,8 @@ def test_operator_ids_never_reach_the_server(
     repo = MongoChatMemoryRepository(
         client[repository.database.name], collection_name=repository.config.collection_name
     )
+    assert commands.names == ["listIndexes"]  # indexes exist: checked, nothing created
+    commands.names.clear()
     calls: list[Callable[[], object]] = [
         lambda: repo.find_by_conversation_id(bad),  # type: ignore[arg-type]
         lambda: repo.delete_by_conversation_id(bad),  # type: ignore[arg-type]
@@ -176,12 +178,21 @@ def test_operator_ids_never_reach_the_server(
     assert [m.text for m in repo.find_by_conversation_id("victim")] == ["keep me"]
 
 
-def test_plain_construction_sends_no_ddl(
+def test_construction_on_a_ready_collection_sends_no_ddl(
+    repository: MongoChatMemoryRepository, watched: tuple[MongoClient[Any], Commands]
+) -> None:
+    client, commands = watched
+    name = repository.config.collection_name
+    MongoChatMemoryRepository(client[repository.database.name], collection_name=name)
+    MongoChatMemoryRepository(client, database_name=repository.database.name, collection_name=name)
+    assert commands.names == ["listIndexes", "listIndexes"]
+
+
+def test_construction_with_never_sends_nothing(
     server: ServerInfo, watched: tuple[MongoClient[Any], Commands]
 ) -> None:
     client, commands = watched
-    MongoChatMemoryRepository(client[server.extra["database"]])
-    MongoChatMemoryRepository(client, database_name=server.extra["database"], collection_name="x_y")
+    MongoChatMemoryRepository(client[server.extra["database"]], initialize_schema="never")
     assert commands.names == []
 
 
@@ -238,8 +249,12 @@ def test_from_url_needs_a_database_and_a_mongodb_url(server: ServerInfo) -> None
 
 
 def test_unreachable_server_is_backend_unavailable() -> None:
+    url, options = "mongodb://127.0.0.1:9/chatmem", {"serverSelectionTimeoutMS": 300}
+    with pytest.raises(BackendUnavailableError) as info:  # "always" checks indexes at once
+        MongoChatMemoryRepository.from_url(url, client_options=options)
+    assert info.value.__cause__ is not None
     repo = MongoChatMemoryRepository.from_url(
-        "mongodb://127.0.0.1:9/chatmem", client_options={"serverSelectionTimeoutMS": 300}
+        url, client_options=options, initialize_schema="never"
     )
     with pytest.raises(BackendUnavailableError) as info:
         repo.find_by_conversation_id("x")

@@ -127,8 +127,7 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         self._lock = threading.Lock()
         self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
         self._schema_check = SchemaCheck(
-            lambda: missing_indexes(self.collection, self.config.ttl_seconds),
-            f"collection {self.database.name}.{self.config.collection_name}",
+            self._missing_indexes, f"collection {self.database.name}.{collection_name}"
         )
         if self.config.initialize_schema == "always":
             self.create_schema()
@@ -170,6 +169,10 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         with translate_errors("create indexes"):
             ensure_indexes(self.collection, self.config.ttl_seconds)
         self._schema_check.passed()
+
+    def _missing_indexes(self) -> list[str]:
+        with translate_errors("check indexes"):
+            return missing_indexes(self.collection, self.config.ttl_seconds)
 
     def schema_statements(self) -> list[str]:
         """The index commands ``create_schema`` runs, as mongosh text."""

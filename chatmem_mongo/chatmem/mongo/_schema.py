@@ -104,11 +104,13 @@ def ensure_indexes(collection: Collection[Any], ttl_seconds: int | None) -> None
     once: a concurrent drop or create of the same index is tolerated and re-checked. When
     everything already matches, this is one ``listIndexes`` and no DDL.
     """
-    keys = {tuple(_key_of(ix)): ix for ix in collection.list_indexes()}
-    if tuple(POSITION_INDEX) not in keys:
+    indexes = list(collection.list_indexes())
+    if not any(_key_of(ix) == POSITION_INDEX for ix in indexes):
         collection.create_index(POSITION_INDEX)
-    for _ in range(10):
-        current = next((ix for ix in collection.list_indexes() if _key_of(ix) == TTL_INDEX), None)
+    for attempt in range(10):
+        if attempt:  # a concurrent creator changed the TTL index: look again
+            indexes = list(collection.list_indexes())
+        current = next((ix for ix in indexes if _key_of(ix) == TTL_INDEX), None)
         expiry = None if current is None else current.get("expireAfterSeconds")
         if current is not None and expiry is None:
             return  # a plain index on updated_at someone else made: not ours to drop
