@@ -45,7 +45,7 @@ from ._config import (  # noqa: E402
     MetadataField,
     RedisConfig,
 )
-from ._errors import translate_errors  # noqa: E402
+from ._errors import MISSING_INDEX, translate_errors  # noqa: E402
 from ._schema import (  # noqa: E402
     ConversationKeys,
     Layout,
@@ -186,10 +186,8 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
 
     def _missing_index(self) -> list[str]:
         with translate_errors("checking the search index"):
-            client: Any = self._client
-            names = {_text(x) for x in client.execute_command("FT._LIST")}
-        name = self.config.index_name
-        return [] if name in names else [f"search index {name}"]
+            found = self._index_info() is not None
+        return [] if found else [f"search index {self.config.index_name}"]
 
     def create_schema(self) -> None:
         """Create the search index if missing (race-safe); check an existing one has every
@@ -198,15 +196,20 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         self._schema_check.passed()
 
     def _create_index(self) -> None:
+        # FT.INFO first: an existing index costs one round trip and no FT.CREATE.
         with translate_errors("creating the search index"):
-            try:
-                client: Any = self._client
-                client.execute_command("FT.CREATE", *index_create_args(self.config))
-                return
-            except redis.ResponseError as exc:
-                if "already exists" not in str(exc).lower():
-                    raise
-            info = _SEARCH(self._client, [], ["INFO", self.config.index_name])
+            info = self._index_info()
+            if info is None:
+                try:
+                    client: Any = self._client
+                    client.execute_command("FT.CREATE", *index_create_args(self.config))
+                    return
+                except redis.ResponseError as exc:
+                    if "already exists" not in str(exc).lower():
+                        raise
+                info = self._index_info()  # a concurrent creator won: check its index
+            if info is None:
+                raise SchemaError(f"index {self.config.index_name!r} vanished while created")
         attributes = set()
         for i in range(0, len(info) - 1, 2):
             if _text(info[i]) == "attributes":
@@ -219,6 +222,15 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
                 f"index {self.config.index_name!r} exists without {sorted(missing)}; "
                 "drop it (FT.DROPINDEX) or use another index_name"
             )
+
+    def _index_info(self) -> Any:
+        """``FT.INFO`` of this repository's index, or None when it does not exist."""
+        try:
+            return _SEARCH(self._client, [], ["INFO", self.config.index_name])
+        except redis.ResponseError as exc:
+            if any(m in str(exc).lower() for m in MISSING_INDEX):
+                return None
+            raise
 
     # -- hooks ----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
