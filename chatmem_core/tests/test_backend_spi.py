@@ -204,12 +204,22 @@ def test_jdbc_from_url_owns_its_engine(tmp_path: Path) -> None:
 
 def test_sqlite_fast_path_errors_go_through_the_same_translation(tmp_path: Path) -> None:
     pytest.importorskip("sqlalchemy")
+    import sqlite3
+
+    from sqlalchemy.exc import DBAPIError
+
     from chatmem.jdbc import JdbcChatMemoryRepository
 
-    repo = JdbcChatMemoryRepository(f"sqlite:///{tmp_path / 'b.db'}", initialize_schema="never")
+    path = tmp_path / "b.db"
+    repo = JdbcChatMemoryRepository(f"sqlite:///{path}")
     memory = MessageWindowChatMemory(repo, max_messages=4)
-    with pytest.raises(SchemaError, match="tables are missing"):
-        memory.add("u", UserMessage("hi"))  # the raw sqlite3 append
+    memory.add("u", UserMessage("hi"))
+    with sqlite3.connect(path) as conn:  # the tables vanish behind the repository's back
+        conn.execute(f"DROP TABLE {repo.tables.messages.name}")
+    with pytest.raises(SchemaError, match="tables are missing") as info:
+        memory.add("u", UserMessage("again"))  # the raw sqlite3 append
+    assert isinstance(info.value.__cause__, DBAPIError)
+    assert isinstance(info.value.__cause__.orig, sqlite3.OperationalError)
     with pytest.raises(SchemaError, match="tables are missing"):
         memory.get("u")  # the raw sqlite3 window read
     repo.close()

@@ -32,7 +32,7 @@ def _classify(exc: BaseException, what: str) -> ChatMemoryError | None:
         if "unconfigured table" in text or "does not exist" in text or "Undefined column" in text:
             return SchemaError(
                 f"{what}: the table is missing or has another shape ({text}); create it with "
-                "initialize_schema=True or run chatmem.cassandra.schema_cql(config)"
+                'initialize_schema="always", repo.create_schema() or `chatmem schema --url`'
             )
         return None
     return None

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatmem.core import Message
+from chatmem.core import Message, SchemaCheck
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
@@ -33,7 +33,7 @@ from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._errors import translate_errors
 from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
-from ._schema import Statements, ensure_schema, statements
+from ._schema import Statements, ensure_schema, missing_schema, schema_cql, statements
 
 RETRIES = 100
 """Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
@@ -78,8 +78,11 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
         self._decoder = Decoder()
-        if self.config.initialize_schema:
-            self.initialize_schema()
+        self._schema_check = SchemaCheck(
+            lambda: missing_schema(self._session, self.config), "the Cassandra cluster"
+        )
+        if self.config.initialize_schema == "always":
+            self.create_schema()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> CassandraChatMemoryRepository:
@@ -113,14 +116,30 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 session = cluster.connect()
             return cls(session, **options)
 
-        return owning(cluster, cluster.shutdown, connect)
+        repo = owning(cluster, cluster.shutdown, connect)
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
+        return repo
 
-    def initialize_schema(self) -> None:
+    def create_schema(self) -> None:
         """Create the keyspace and table when missing (race-safe), then check the table."""
         ensure_schema(self._session, self.config)
+        self._schema_check.passed()
+
+    def schema_statements(self) -> list[str]:
+        """The CQL ``create_schema`` runs, for teams that apply schema changes themselves."""
+        return schema_cql(self.config)
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The CQL for ``url`` (its keyspace) and ``options``, built without a connection."""
+        target = parse_url(url)
+        if target.keyspace is not None:
+            options.setdefault("keyspace", target.keyspace)
+        return schema_cql(CassandraConfig(**options))
 
     # -- statement execution ------------------------------------------------------------
     def _ps(self, name: str) -> Any:
+        self._schema_check()
         prepared = self._prepared.get(name)
         if prepared is None:
             from cassandra import ConsistencyLevel

@@ -32,7 +32,7 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from ._registry import repository_from_url
+from ._registry import repository_class_for_url, repository_from_url
 from ._repository import (
     BaseChatMemoryRepository,
     Capability,
@@ -42,6 +42,13 @@ from ._repository import (
     retry,
     stamp,
     window_source,
+)
+from ._schema_mode import (
+    DEFAULT_SCHEMA_MODE,
+    SchemaCheck,
+    SchemaMode,
+    missing_schema_message,
+    schema_mode,
 )
 from ._turns import (
     ChatTurn,
@@ -56,6 +63,7 @@ from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_e
 __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
+    "DEFAULT_SCHEMA_MODE",
     "FORMAT_VERSION",
     "AssistantMessage",
     "BackendError",
@@ -78,7 +86,9 @@ __all__ = [
     "MessageWindowChatMemory",
     "MissingDependencyError",
     "Preprocessor",
+    "SchemaCheck",
     "SchemaError",
+    "SchemaMode",
     "SystemMessage",
     "ToolCall",
     "ToolResponse",
@@ -95,9 +105,12 @@ __all__ = [
     "from_micros",
     "message_from_dict",
     "message_to_dict",
+    "missing_schema_message",
     "plan_window_edit",
+    "repository_class_for_url",
     "repository_from_url",
     "retry",
+    "schema_mode",
     "stamp",
     "to_micros",
     "window_of",

@@ -11,6 +11,8 @@ our own packages. What a backend gets here:
   client the repository created itself (a client the caller passed is never closed);
 - validation helpers, one rule per identifier kind plus ``validate_ttl``;
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
+- the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
+  verifies once, in ``"never"`` mode, that the schema exists;
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
   maps driver exception classes onto ``BackendUnavailableError`` / ``BackendError`` (the
   driver's exception stays as ``__cause__``).
@@ -42,6 +44,7 @@ from ._repository import (
     stamp,
     window_source,
 )
+from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaCheck, SchemaMode, schema_mode
 from ._validation import (
     MAX_CONVERSATION_ID_LENGTH,
     collection_name,
@@ -142,6 +145,7 @@ def error_translator(
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_SCHEMA_MODE",
     "MAX_CONVERSATION_ID_LENGTH",
     "BackendError",
     "BackendUnavailableError",
@@ -154,7 +158,9 @@ __all__ = [
     "InvalidIdentifierError",
     "MissingDependencyError",
     "OwnedClientMixin",
+    "SchemaCheck",
     "SchemaError",
+    "SchemaMode",
     "WindowEdit",
     "apply_window_edit",
     "collection_name",
@@ -166,6 +172,7 @@ __all__ = [
     "redis_key_prefix",
     "require",
     "retry",
+    "schema_mode",
     "sql_identifier",
     "stamp",
     "validate_conversation_id",

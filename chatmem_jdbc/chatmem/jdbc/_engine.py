@@ -1,17 +1,21 @@
-"""Engines with the settings chat memory needs, from a URL (``make_engine``).
+"""Engines for chat memory: the driver each extra installs, SQLite set-up, idle pings.
 
-SQLite gets WAL, a busy timeout and one shared connection for ``:memory:``; servers get pooled
-connections pinged only after sitting idle; a URL that names no driver gets the one the
-extra installs.
+SQLite files are put in WAL mode once (readers never wait for the writer) with a busy
+timeout; ``:memory:`` shares one connection. Server engines ping a pooled connection only
+after it sat idle, and a URL naming no driver gets its extra's.
 """
 
 from __future__ import annotations
 
+import random
+import sqlite3
 import time
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+
+from chatmem.core import MissingDependencyError
 
 IDLE_PING_SECONDS = 10.0
 """A pooled connection idle this long is pinged at checkout (see ``ping_when_idle``)."""
@@ -28,6 +32,10 @@ DEFAULT_DRIVERS = {
 or pyodbc, and no longer knows ``postgres://``)."""
 
 
+DRIVER_EXTRAS = {"postgresql": "postgres", "mysql": "mysql", "mariadb": "mariadb"}
+"""SQLAlchemy backend name -> the extra that installs its driver (others: the same name)."""
+
+
 def make_engine(
     url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any
 ) -> Engine:
@@ -35,6 +43,7 @@ def make_engine(
     one shared connection for ``:memory:``; servers: pooled connections pinged only after
     ``idle_ping_seconds`` idle); a URL without a driver gets the extra's."""
     parsed = sa.make_url(url)
+    backend = parsed.get_backend_name()
     if parsed.drivername in DEFAULT_DRIVERS:
         parsed = parsed.set(drivername=DEFAULT_DRIVERS[parsed.drivername])
     if parsed.get_backend_name() == "sqlite":
@@ -47,7 +56,11 @@ def make_engine(
         if not memory:
             sa.event.listen(engine, "connect", _sqlite_wal)
         return engine
-    engine = sa.create_engine(parsed, **engine_options)
+    try:
+        engine = sa.create_engine(parsed, **engine_options)
+    except ModuleNotFoundError as exc:  # the URL's driver is not installed
+        extra = DRIVER_EXTRAS.get(backend, backend)
+        raise MissingDependencyError(extra, exc.name or parsed.drivername) from exc
     if not engine_options.get("pool_pre_ping"):
         ping_when_idle(engine, idle_ping_seconds)
     return engine
@@ -83,7 +96,22 @@ def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> N
 
 
 def _sqlite_wal(dbapi_conn: Any, _record: Any) -> None:
+    """Put a new connection's database in WAL mode once (a file already in WAL is left
+    alone). Switching needs an exclusive lock that SQLite may refuse at once, without its
+    busy handler, while other connections open the same new file: retry that, bounded."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.close()
+    try:
+        deadline = time.monotonic() + WAL_SETUP_SECONDS
+        while str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            try:
+                cur.execute("PRAGMA journal_mode=WAL").fetchall()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(random.uniform(0.001, 0.02))
+        cur.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cur.close()
+
+
+WAL_SETUP_SECONDS = 30.0

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from chatmem.core.backend import OwnedClientMixin, SchemaError, retry
+from chatmem.core.backend import OwnedClientMixin, SchemaError, SchemaMode, retry
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     AddResult,
@@ -30,7 +30,7 @@ from chatmem.core.longterm import (
     utc_now,
 )
 
-from ._config import JdbcConfig, SchemaMode
+from ._config import JdbcConfig
 from ._dialects import SqlDialect, dialect_for
 from ._engine import make_engine
 from ._errors import translate_errors

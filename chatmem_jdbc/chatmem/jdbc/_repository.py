@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from chatmem.core import Message
+from chatmem.core import Message, SchemaCheck, SchemaMode
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     ConversationIdPage,
@@ -30,11 +30,11 @@ from chatmem.core.backend import (
 )
 
 from ._codec import from_row, to_row
-from ._config import JdbcConfig, SchemaMode
+from ._config import JdbcConfig
 from ._dialects import FastPath, SqlDialect, dialect_for
 from ._engine import make_engine
 from ._errors import translate_errors
-from ._schema import Tables, build_tables, create_tables, schema_statements
+from ._schema import Tables, build_tables, create_tables, schema_sql, schema_statements
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
@@ -53,9 +53,12 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         engine: Engine | str,
         *,
         table_name: str = JdbcConfig.table_name,
-        initialize_schema: SchemaMode = JdbcConfig.initialize_schema,
+        initialize_schema: SchemaMode | bool = JdbcConfig.initialize_schema,
     ) -> None:
-        self.config = JdbcConfig(table_name=table_name, initialize_schema=initialize_schema)
+        self.config = JdbcConfig(
+            table_name=table_name,
+            initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
+        )
         if isinstance(engine, str):
             owned = make_engine(engine)
             self._own(owned, owned.dispose)
@@ -86,6 +89,11 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             else nullcontext()
         )
         mode = self.config.initialize_schema
+        self._schema_check = SchemaCheck(
+            self._missing_tables,
+            f"database {self.engine.url.render_as_string(hide_password=True)}",
+            self.engine.url.render_as_string(hide_password=True),
+        )
         if mode == "always" or (mode == "embedded" and self.dialect.embedded):
             self.create_schema()
 
@@ -95,19 +103,57 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
         ``postgresql+psycopg://user:pw@host/db``; ``close()`` disposes the engine made."""
+        JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_engine(url, **(engine_options or {}))
         return owning(engine, engine.dispose, lambda: cls(engine, **options))
 
     # -- schema ----------------------------------------------------------------------
-    def schema_sql(self) -> list[str]:
+    def schema_statements(self) -> list[str]:
         """The DDL for this repository's database, as SQL text for your own migrations."""
         return schema_statements(self.tables, self.engine.dialect, if_not_exists=False)
 
+    schema_sql = schema_statements  # the earlier name
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The DDL for the database ``url`` names, built without a connection or a driver
+        (``options``: ``table_name``; the others do not change the DDL)."""
+        config = JdbcConfig(
+            table_name=options.get("table_name", JdbcConfig.table_name),
+            initialize_schema=options.get("initialize_schema", JdbcConfig.initialize_schema),
+        )
+        script = schema_sql(url, table_name=config.table_name).strip()
+        return [s.strip() for s in script.rstrip(";").split(";\n\n")]
+
     def create_schema(self) -> None:
-        """Create the tables and index if missing; safe when many processes race to do it."""
+        """Create the tables and index if missing; safe when many threads and processes race
+        to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
+        write lock is taken up front, so no connection has to upgrade a read lock, which
+        SQLite refuses at once with "database is locked"); servers retry a lost race."""
         what = "creating the chat memory schema"
         with translate_errors(what), self._serial:
-            create_tables(self.tables.metadata, self.engine, what)
+            if self.dialect.embedded:
+                retry(self._create_in_transaction, what=what)
+            else:
+                create_tables(self.tables.metadata, self.engine, what)
+        self._schema_check.passed()
+
+    def _create_in_transaction(self) -> bool | None:
+        try:
+            with self.dialect.write(self.engine) as conn:
+                self.tables.metadata.create_all(conn, checkfirst=True)
+            return True
+        except DBAPIError as exc:
+            if self.dialect.is_retryable(exc) or "exist" in str(exc.orig).lower():
+                return None
+            raise
+
+    def _missing_tables(self) -> list[str]:
+        """The tables of this repository that the database lacks (``"never"`` mode check)."""
+        with translate_errors("checking the chat memory schema"), self._serial:
+            inspector = sa.inspect(self.engine)
+            names = (self.tables.conversations.name, self.tables.messages.name)
+            return [f"table {n}" for n in names if not inspector.has_table(n)]
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -133,6 +179,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
+            self._schema_check()
             with self._serial:
                 return self._fast.read_window(cid, non_system_limit)
         return self._read(
@@ -168,6 +215,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         fast = self._fast
         if fast is not None:
+            self._schema_check()
 
             def attempt() -> bool | None:
                 with self._serial:
@@ -254,6 +302,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             conn.execute(self._sql.delete_conversation, {"cid": cid})
 
     def _read(self, fn: Callable[[Connection], T], what: str) -> T:
+        self._schema_check()
         with translate_errors(what), self._serial, self.engine.connect() as conn:
             if self.dialect.read_isolation is not None:
                 conn.execution_options(isolation_level=self.dialect.read_isolation)
@@ -261,6 +310,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _write(self, fn: Callable[[Connection], None], what: str) -> None:
         """Run ``fn`` in a write transaction, re-run when it lost a race."""
+        self._schema_check()
 
         def attempt() -> bool:
             with self._serial, self.dialect.write(self.engine) as conn:
@@ -272,6 +322,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
         """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
         round trips); re-run when it lost a race."""
+        self._schema_check()
 
         def attempt() -> bool:
             with self._serial, self.engine.connect() as conn:

@@ -7,7 +7,7 @@ from chatmem.core.backend import error_translator
 from redis import exceptions as rx
 
 _MISSING_MODULE = ("unknown command", "unknown redis command", "json.", "ft.")
-_MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
+MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
 
 
 def _schema_error(exc: BaseException, what: str) -> ChatMemoryError | None:
@@ -15,10 +15,10 @@ def _schema_error(exc: BaseException, what: str) -> ChatMemoryError | None:
     if not isinstance(exc, rx.ResponseError):
         return None
     text = str(exc).lower()
-    if any(m in text for m in _MISSING_INDEX):
+    if any(m in text for m in MISSING_INDEX):
         return SchemaError(
             f"{what}: the search index does not exist; create it with "
-            f"initialize_schema=True ({exc})"
+            f'initialize_schema="always" or repo.create_schema() ({exc})'
         )
     if "unknown" in text and any(m in text for m in _MISSING_MODULE):
         return SchemaError(
