@@ -93,6 +93,7 @@ def integrations(session: nox.Session, backend: str) -> None:
     session.run(
         "pytest",
         "chatmem_core/tests/test_adapters.py",
+        "chatmem_core/tests/test_llamaindex_stores.py",
         "--backend",
         backend,
         "-q",

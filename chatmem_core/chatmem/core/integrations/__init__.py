@@ -3,8 +3,8 @@
 - ``chatmem.core.integrations.openai``: chat-completions dicts (no dependency).
 - ``chatmem.core.integrations.langchain``: LangChain messages and ``ChatmemChatMessageHistory``
   (``pip install "chatmem[langchain]"``).
-- ``chatmem.core.integrations.llamaindex``: LlamaIndex ``ChatMessage`` and ``ChatmemChatStore``
-  (``pip install "chatmem[llamaindex]"``).
+- ``chatmem.core.integrations.llamaindex``: LlamaIndex ``ChatMessage``, ``ChatmemDBChatStore``
+  (for ``Memory``) and ``ChatmemChatStore`` (``pip install "chatmem[llamaindex]"``).
 
 Nothing is imported here, so importing this package never imports a framework.
 """
