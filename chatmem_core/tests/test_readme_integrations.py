@@ -44,3 +44,10 @@ def test_readme_llamaindex_examples_run(tmp_path: Path) -> None:
     out = run_example("\n".join(blocks), tmp_path).splitlines()
     assert out[:2] == expected_output(blocks[0]) == ["['Hi', 'Hello!']", "2"]
     assert "Hello!" in out[2] and out[3] == "['li-demo', 'li-memory']"
+
+
+def test_readme_token_window_example_runs(tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy", reason="SQLAlchemy not installed (extra: sqlite)")
+    (example,) = python_blocks("### Token windows")
+    out = run_example(example, tmp_path).splitlines()
+    assert out == expected_output(example) == ["['in May', 'booked']", "4"]
