@@ -88,12 +88,14 @@ def unit(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 @nox.parametrize("backend", [b for b in INTEGRATION_BACKENDS if b in HARNESSES])
 def integrations(session: nox.Session, backend: str) -> None:
-    """The LangChain and LlamaIndex adapters against a server backend too."""
+    """The framework adapters, LlamaIndex stores and Spring AI advisors (the vector store
+    on Redis with the redis backend) against a server backend too."""
     _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS}")
     session.run(
         "pytest",
         "chatmem_core/tests/test_adapters.py",
         "chatmem_core/tests/test_llamaindex_stores.py",
+        "chatmem_core/tests/test_spring_advisors.py",
         "--backend",
         backend,
         "-q",

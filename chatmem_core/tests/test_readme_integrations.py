@@ -17,7 +17,7 @@ def python_blocks(heading: str) -> list[str]:
     """The ```python blocks of the README section under ``heading`` (up to the next one)."""
     text = README.read_text(encoding="utf-8")
     start = text.index(heading)
-    following = re.search(r"^#{1,3} ", text[start + len(heading) :], re.MULTILINE)
+    following = re.search(r"^#{2,3} ", text[start + len(heading) :], re.MULTILINE)
     end = start + len(heading) + following.start() if following else len(text)
     return re.findall(r"```python\n(.*?)```", text[start:end], re.DOTALL)
 
@@ -51,3 +51,10 @@ def test_readme_token_window_example_runs(tmp_path: Path) -> None:
     (example,) = python_blocks("### Token windows")
     out = run_example(example, tmp_path).splitlines()
     assert out == expected_output(example) == ["['in May', 'booked']", "4"]
+
+
+def test_readme_spring_advisors_example_runs(tmp_path: Path) -> None:
+    (example,) = python_blocks("### Memory in the system prompt")
+    out = run_example(example, tmp_path).splitlines()
+    assert out[:2] == ["USER:My cat is Tom.", "ASSISTANT:Nice name!"]
+    assert out[-1] == "I live in Rome." == expected_output(example)[-1]
