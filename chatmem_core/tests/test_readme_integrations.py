@@ -58,3 +58,11 @@ def test_readme_spring_advisors_example_runs(tmp_path: Path) -> None:
     out = run_example(example, tmp_path).splitlines()
     assert out[:2] == ["USER:My cat is Tom.", "ASSISTANT:Nice name!"]
     assert out[-1] == "I live in Rome." == expected_output(example)[-1]
+
+
+def test_readme_langgraph_example_runs(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.graph", reason="langgraph not installed (extra: langgraph)")
+    pytest.importorskip("sqlalchemy", reason="SQLAlchemy not installed (extra: sqlite)")
+    (example,) = python_blocks("### LangGraph")
+    out = run_example(example, tmp_path).splitlines()
+    assert out == expected_output(example) == ["4", "You said 'Bye'."]

@@ -6,6 +6,11 @@
 - ``chatmem.core.integrations.llamaindex``: LlamaIndex ``ChatMessage``, ``ChatmemDBChatStore``
   (for ``Memory``) and ``ChatmemChatStore`` (``pip install "chatmem[llamaindex]"``).
 
+- ``chatmem.core.integrations.langgraph``: ``ChatmemSaver``, a LangGraph checkpointer
+  (``pip install "chatmem[langgraph]"``).
+- ``chatmem.core.integrations.advisors``: Spring AI's ``PromptChatMemoryAdvisor`` and
+  ``VectorStoreChatMemoryAdvisor``, over ``vectorstore`` (in memory) or ``redis_vectorstore``.
+
 Nothing is imported here, so importing this package never imports a framework.
 """
 
