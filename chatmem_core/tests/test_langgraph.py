@@ -6,6 +6,7 @@ store, SQLite and the suite's ``--backend``; plus a real graph run and its mirro
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -78,3 +79,88 @@ def test_saver_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None:
         ChatmemSaver(repo, key_prefix="")
     with pytest.raises(InvalidArgumentError):
         ChatmemSaver(repo).prune(["t"], strategy="all")
+
+
+# == BaseStore: the same operations on LangGraph's InMemoryStore and on ours =================
+def _ops_scenario(store: Any) -> list[Any]:
+    seen: list[Any] = []
+    store.put(("users", "u1", "memories"), "m1", {"text": "likes tea", "n": 1})
+    store.put(("users", "u1", "memories"), "m2", {"text": "lives in Rome", "n": 5})
+    store.put(("users", "u2", "memories"), "m1", {"text": "likes coffee", "n": 3})
+    store.put(("users", "u1", "prefs"), "theme", {"dark": True})
+    store.put(("users", "u1", "memories"), "m1", {"text": "likes green tea", "n": 2})
+    store.put(("docs",), "d1", {"kind": "x"})
+    got = store.get(("users", "u1", "memories"), "m1")
+    seen.append((got.value, got.key, got.namespace))
+    seen.append(store.get(("users", "u1", "memories"), "nope"))
+    memories: Any = ("users", "u1", "memories")  # InMemoryStore's $gte fails on a missing field
+    for prefix, kwargs in (
+        (("users",), {}),
+        (memories, {"filter": {"n": {"$gte": 2}}}),
+        (("users",), {"filter": {"text": "likes coffee"}}),
+        (("users",), {"query": "tea"}),
+    ):
+        # the order across namespaces is each store's own (ours: by namespace, then put order)
+        items = store.search(prefix, **kwargs)
+        seen.append(sorted((i.namespace, i.key, json.dumps(i.value)) for i in items))
+    seen.append(store.list_namespaces())
+    seen.append(store.list_namespaces(prefix=("users",), max_depth=2))
+    seen.append(store.list_namespaces(suffix=("memories",)))
+    seen.append(store.list_namespaces(prefix=("users", "*", "prefs")))
+    seen.append(store.list_namespaces(limit=2, offset=1))
+    store.delete(("users", "u1", "memories"), "m2")
+    seen.append(store.get(("users", "u1", "memories"), "m2"))
+    seen.append([i.key for i in store.search(("users", "u1"))])
+    return seen
+
+
+def test_store_behaves_as_langgraphs_in_memory_store(repo: BaseChatMemoryRepository) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from chatmem.core.integrations.langgraph_store import ChatmemStore
+
+    assert _ops_scenario(ChatmemStore(repo)) == _ops_scenario(InMemoryStore())
+
+
+def test_store_search_pages_are_consistent(repo: BaseChatMemoryRepository) -> None:
+    from chatmem.core.integrations.langgraph_store import ChatmemStore
+
+    store = ChatmemStore(repo)
+    for ns in (("b",), ("a", "x"), ("a",)):
+        for k in ("k2", "k1"):
+            store.put(ns, k, {"ns": list(ns)})
+    everything = [(i.namespace, i.key) for i in store.search((), limit=100)]
+    assert everything == [
+        (("a",), "k2"), (("a",), "k1"), (("a", "x"), "k2"), (("a", "x"), "k1"),
+        (("b",), "k2"), (("b",), "k1"),
+    ]  # fmt: skip
+    pages = [store.search((), limit=4, offset=o) for o in (0, 4)]
+    assert [(i.namespace, i.key) for page in pages for i in page] == everything
+
+
+def test_store_persists_and_keeps_created_at(repo: BaseChatMemoryRepository) -> None:
+    from chatmem.core.integrations.langgraph_store import ChatmemStore
+
+    store = ChatmemStore(repo)
+    store.put(("n",), "k", {"v": 1})
+    first = store.get(("n",), "k")
+    store.put(("n",), "k", {"v": 2})
+    again = ChatmemStore(repo).get(("n",), "k")  # a fresh store reads the same data
+    assert again is not None and again.value == {"v": 2}
+    assert again.created_at == first.created_at and again.updated_at >= first.updated_at
+    store.compact([("n",)])
+    assert ChatmemStore(repo).get(("n",), "k") == again
+    assert len(repo.find_by_conversation_id('langgraph-store:["n"]')) == 1
+
+
+def test_store_async_and_concurrent_puts(repo: BaseChatMemoryRepository) -> None:
+    from chatmem.core.integrations.langgraph_store import ChatmemStore
+
+    store = ChatmemStore(repo)
+
+    async def many() -> None:
+        await asyncio.gather(*(store.aput(("c",), f"k{i}", {"i": i}) for i in range(20)))
+
+    asyncio.run(many())
+    keys = {i.key for i in asyncio.run(store.asearch(("c",), limit=100))}
+    assert keys == {f"k{i}" for i in range(20)}

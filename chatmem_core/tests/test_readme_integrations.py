@@ -65,4 +65,4 @@ def test_readme_langgraph_example_runs(tmp_path: Path) -> None:
     pytest.importorskip("sqlalchemy", reason="SQLAlchemy not installed (extra: sqlite)")
     (example,) = python_blocks("### LangGraph")
     out = run_example(example, tmp_path).splitlines()
-    assert out == expected_output(example) == ["4", "You said 'Bye'."]
+    assert out == expected_output(example) == ["4", "You said 'Bye'.", "{'text': 'vegetarian'}"]
