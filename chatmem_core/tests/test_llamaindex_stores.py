@@ -24,8 +24,21 @@ from chatmem.core import BaseChatMemoryRepository, InvalidArgumentError, UserMes
 from chatmem_core.tests import test_adapters as shared
 
 # the adapters' fixtures: memory, SQLite and the suite's --backend, one isolated repo a test
-pytest_generate_tests = shared.pytest_generate_tests
 backend, make_repo, repo = shared.backend, shared.make_repo, shared.repo
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The adapters' stores; a test marked ``multiprocess`` (it reopens the store from a
+    URL) runs on those another process can reach, so not on the in-memory one."""
+    if "store_name" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        "multiprocess"
+    ):
+        selected = metafunc.config.getoption("--backend", default="memory")
+        names = ["sqlite", *([selected] if selected not in ("memory", "sqlite") else [])]
+        metafunc.parametrize("store_name", names, scope="module")
+        return
+    shared.pytest_generate_tests(metafunc)
+
 
 pytest.importorskip("llama_index.core", reason="llama-index-core not installed (extra: llamaindex)")
 
@@ -212,12 +225,12 @@ def test_memory_history_argument_is_stored(db: ChatmemDBChatStore) -> None:
 def _spec(backend: tuple[Any, Any], repo: BaseChatMemoryRepository) -> tuple[str, dict[str, Any]]:
     harness, server = backend
     spec = harness.connect_spec(server, repo)
-    if spec is None:
-        pytest.skip("an in-process store has no URL another store instance can reopen")
+    assert spec is not None, "a multiprocess test ran on an in-process store"
     url, options = spec
     return url, options
 
 
+@pytest.mark.multiprocess
 def test_stores_rebuild_from_to_dict(
     backend: tuple[Any, Any], repo: BaseChatMemoryRepository
 ) -> None:
@@ -234,6 +247,7 @@ def test_stores_rebuild_from_to_dict(
     assert texts(ChatmemChatStore.from_dict(sync_data, **options).get_messages("k")) == ["a", "b"]
 
 
+@pytest.mark.multiprocess
 def test_another_process_rebuilds_and_appends(
     backend: tuple[Any, Any], repo: BaseChatMemoryRepository
 ) -> None:
