@@ -22,7 +22,14 @@ import pytest
 
 from chatmem.core import BaseChatMemoryRepository
 
-from .harness import Harness, ServerInfo, Unavailable, docker_available
+from .harness import (
+    Harness,
+    ServerInfo,
+    Unavailable,
+    docker_available,
+    forced_route,
+    testcontainers_image,
+)
 
 _STATE: dict[str, Any] = {}
 
@@ -75,24 +82,34 @@ def _required(name: str) -> bool:
 
 
 def provision(harness: Harness, workdir: Path) -> ServerInfo:
-    """Try env URL, local server, testcontainers; raise Unavailable with every reason."""
+    """Try env URL, local server, testcontainers (or only the route ``CHATMEM_ROUTE``
+    forces); raise Unavailable with every reason."""
+    route = forced_route()
     reasons: list[str] = []
-    if harness.env_var and os.environ.get(harness.env_var):
-        return harness.from_env(os.environ[harness.env_var])
-    if harness.env_var:
-        reasons.append(f"{harness.env_var} not set")
-    try:
-        return harness.start_local(workdir)
-    except Unavailable as exc:
-        reasons.append(f"local server: {exc}")
-    if harness.testcontainers_image:
-        if docker_available():
-            try:
-                return harness.start_testcontainers()
-            except Unavailable as exc:
-                reasons.append(f"testcontainers: {exc}")
+    if route in ("auto", "env"):
+        if harness.env_var and os.environ.get(harness.env_var):
+            return harness.from_env(os.environ[harness.env_var])
+        reasons.append(f"{harness.env_var} not set" if harness.env_var else "no env route")
+    if route in ("auto", "local"):
+        try:
+            return harness.start_local(workdir)
+        except Unavailable as exc:
+            reasons.append(f"local server: {exc}")
+    if route in ("auto", "testcontainers"):
+        if harness.testcontainers_image is None:
+            reasons.append("no testcontainers route")
         else:
-            reasons.append(f"testcontainers ({harness.testcontainers_image}): no Docker daemon")
+            image = testcontainers_image(harness)
+            docker = docker_available()
+            if docker:
+                try:
+                    return harness.start_testcontainers()
+                except Unavailable as exc:
+                    reasons.append(f"testcontainers ({image}): {exc}")
+            else:
+                reasons.append(f"testcontainers ({image}): {docker.reason}")
+    if route != "auto":
+        reasons.insert(0, f"CHATMEM_ROUTE={route}")
     raise Unavailable("; ".join(reasons))
 
 
@@ -148,6 +165,15 @@ def repository(
     return make_repository()
 
 
+def forced_route_or_none() -> str | None:
+    """The route a run that reached no server was forced onto (for its summary row)."""
+    try:
+        route = forced_route()
+    except Unavailable:
+        return None
+    return None if route == "auto" else route
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     backend = config.getoption("--backend")
     if "server" not in _STATE and "unavailable" not in _STATE:
@@ -173,7 +199,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         "backend": backend,
         "python": platform.python_version(),
         "server": ran_against,
-        "route": info.route if info else None,
+        "route": info.route if info else forced_route_or_none(),
+        "image": info.extra.get("image") if info else None,
         "stand_in": info.stand_in if info else None,
         **counts,
     }
