@@ -12,8 +12,9 @@ sets ``HARNESS = <class>``. Provisioning tries, in order:
 
 ``CHATMEM_ROUTE=testcontainers`` (or ``local``, ``env``) forces one route. Each route
 returns a ``ServerInfo`` naming the product and version it reached (a stand-in names itself
-in ``stand_in``; a container names its image in ``extra["image"]``). ``make_repository`` gives every test an isolated repository
-(its own table, prefix, collection, labels or cleared data) and ``cleanup`` removes it.
+in ``stand_in``; a container names its image in ``extra["image"]``). ``make_repository``
+gives every test an isolated repository (its own table, prefix, collection, labels or
+cleared data) and ``cleanup`` removes it.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ class Harness(ABC):
     name: ClassVar[str]
     env_var: ClassVar[str | None] = None
     testcontainers_image: ClassVar[str | None] = None
+    also_runs: ClassVar[tuple[str, ...]] = ()
+    """Backends whose own tests (``@pytest.mark.backend(name)``) also run on this harness's
+    server (a second implementation of the same protocol)."""
+    known_gaps: ClassVar[dict[str, tuple[str, bool]]] = {}
+    """For a stand-in: test node id pattern (regex) -> (the product gap it hits, strict?);
+    those tests run as expected failures, so the summary counts them apart."""
 
     def from_env(self, url: str) -> ServerInfo:
         """Describe a server given by URL (probe its version)."""

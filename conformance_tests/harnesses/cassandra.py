@@ -349,7 +349,9 @@ class CassandraHarness(Harness):
         try:
             from testcontainers.cassandra import CassandraContainer
         except ImportError as exc:
-            raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})')
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
         container = CassandraContainer(testcontainers_image(self))
         labels = start_container(container)
         cluster = None

@@ -133,7 +133,9 @@ class MariadbHarness(SqlHarness):
         try:
             from testcontainers.mysql import MySqlContainer
         except ImportError as exc:
-            raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})')
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
         # The official mariadb image takes MySQL's MYSQL_* variables, which the module sets.
         container = MySqlContainer(
             testcontainers_image(self), username=USER, password=PASSWORD, dbname=DATABASE

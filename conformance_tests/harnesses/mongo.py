@@ -142,7 +142,9 @@ class MongoHarness(Harness):
         try:
             from testcontainers.mongodb import MongoDbContainer
         except ImportError as exc:
-            raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})')
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
         container = MongoDbContainer(testcontainers_image(self))
         labels = start_container(container)
         extra = container_extra(container, labels)

@@ -203,7 +203,9 @@ class Neo4jHarness(Harness):
         try:
             from testcontainers.neo4j import Neo4jContainer
         except ImportError as exc:
-            raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})')
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
         container = Neo4jContainer(testcontainers_image(self))
         labels = start_container(container)
         driver = None

@@ -131,7 +131,9 @@ class PostgresHarness(SqlHarness):
         try:
             from testcontainers.postgres import PostgresContainer
         except ImportError as exc:
-            raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})')
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
         container = PostgresContainer(testcontainers_image(self), driver="psycopg")
         labels = start_container(container)
         try:

@@ -120,7 +120,9 @@ class RedisHarness(Harness):
         try:
             from testcontainers.redis import RedisContainer
         except ImportError as exc:
-            raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})')
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
         container = RedisContainer(testcontainers_image(self))
         labels = start_container(container)
         try:

@@ -92,6 +92,7 @@ build_debian() {
   debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR" >"$CACHE/docker/debootstrap.log" 2>&1 \
     || { tail -n 20 "$CACHE/docker/debootstrap.log" >&2; rm -rf "$rootfs"; exit 1; }
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  chmod 755 "$rootfs"  # mktemp made it 0700: "/" would be closed to the server accounts
   tar -C "$rootfs" -c . | "$DOCKER" import --change "LABEL chatmem.recipe=$hash" \
     --change 'CMD ["bash"]' --change 'ENV LANG=C.UTF-8' - "${TAG[debian]}" >/dev/null
   rm -rf "$rootfs"
@@ -145,3 +146,5 @@ done
 for name in "${need[@]}"; do
   if [[ $name == debian ]]; then build_debian; else build_image "$name"; fi
 done
+# the images a rebuild replaced (untagged now)
+"$DOCKER" image prune -f >/dev/null

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start a Docker daemon in the background if none answers (idempotent): the vfs storage
-# driver (overlay is not available on these machines), logs under ~/.cache/chatmem/docker.
+# driver (overlay is not available on these machines), published container ports bound to
+# 127.0.0.1 only (--ip), logs under ~/.cache/chatmem/docker.
 # Prints nothing but a one-line status; exits non-zero if the daemon does not come up.
 set -euo pipefail
 CACHE="${CHATMEM_CACHE:-$HOME/.cache/chatmem}/docker"
@@ -18,7 +19,7 @@ if [[ $(id -u) != 0 ]]; then
   exit 1
 fi
 # Detached from this shell (setsid) so it outlives the test run and is reused next time.
-setsid nohup dockerd --storage-driver=vfs >>"$CACHE/dockerd.log" 2>&1 </dev/null &
+setsid nohup dockerd --storage-driver=vfs --ip=127.0.0.1 >>"$CACHE/dockerd.log" 2>&1 </dev/null &
 for _ in $(seq 1 120); do
   if "$DOCKER" version --format '{{.Server.Version}}' >/dev/null 2>&1; then
     echo "docker: daemon started ($("$DOCKER" version --format '{{.Server.Version}}'), log $CACHE/dockerd.log)"
