@@ -7,6 +7,6 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends li
 rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
 mkdir -p /opt/redis-stack
 install -m 755 /ctx/dist/redis-server /opt/redis-stack/redis-server
-install -m 644 /ctx/dist/redisearch.so /ctx/dist/rejson.so /opt/redis-stack/
+install -m 755 /ctx/dist/redisearch.so /ctx/dist/rejson.so /opt/redis-stack/  # redis-server loads executable modules only
 install -m 755 /ctx/entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 /opt/redis-stack/redis-server --version
