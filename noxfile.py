@@ -107,8 +107,13 @@ def conformance_tc(session: nox.Session, backend: str) -> None:
     env = {"CHATMEM_ROUTE": "testcontainers"}
     if os.environ.get("CHATMEM_TC_IMAGES", "official") == "local":
         # no registry here: no Ryuk reaper image (our harnesses stop their containers), and
-        # clients reach the mapped ports on loopback
-        env |= {"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1"}
+        # clients reach the mapped ports on loopback (also when testcontainers believes it
+        # runs inside a container, where it would pick the bridge gateway instead)
+        env |= {
+            "TESTCONTAINERS_RYUK_DISABLED": "true",
+            "TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",
+            "TESTCONTAINERS_CONNECTION_MODE": "docker_host",
+        }
         if backend in LOCAL_IMAGES:
             key = f"CHATMEM_TC_IMAGE_{backend.upper()}"
             env[key] = os.environ.get(key, LOCAL_IMAGES[backend])
