@@ -62,8 +62,14 @@ prepare_context() {
       bash "$ROOT/scripts/install/mongo.sh" >/dev/null
       "$CACHE/mongo-venv/bin/python" -m pip freeze --all --exclude pip --exclude setuptools \
         >"$ctx/requirements.txt"
-      "$CACHE/mongo-venv/bin/python" -m pip download -q --disable-pip-version-check \
-        --only-binary=:all: --no-deps -d "$ctx/wheels" -r "$ctx/requirements.txt" >&2
+      local wheels="$CACHE/docker/mongo-nx-wheels"
+      if ! cmp -s "$ctx/requirements.txt" "$wheels/requirements.txt"; then
+        rm -rf "$wheels" && mkdir -p "$wheels"
+        "$CACHE/mongo-venv/bin/python" -m pip download -q --disable-pip-version-check \
+          --only-binary=:all: --no-deps -d "$wheels" -r "$ctx/requirements.txt" >&2
+        cp "$ctx/requirements.txt" "$wheels/requirements.txt"
+      fi
+      mkdir -p "$ctx/wheels" && cp "$wheels"/*.whl "$ctx/wheels/"
       ;;
     cassandra)
       bash "$ROOT/scripts/install/cassandra.sh" >/dev/null
