@@ -650,7 +650,12 @@ def test_database_option(server: ServerInfo, make_repository: Make) -> None:
     repo.save_all("db", [UserMessage("x")])
     assert repo.find_conversation_ids() == ["db"]
     if server.extra.get("edition") == "community":
-        bad = Neo4jChatMemoryRepository(driver_of(server), database="nosuchdb")
+        with pytest.raises(BackendError) as info:  # the default checks the schema at once
+            Neo4jChatMemoryRepository(driver_of(server), database="nosuchdb")
+        assert isinstance(info.value.__cause__, neo4j.exceptions.Neo4jError)
+        bad = Neo4jChatMemoryRepository(
+            driver_of(server), database="nosuchdb", initialize_schema="never"
+        )
         with pytest.raises(BackendError) as info:
             bad.find_by_conversation_id("db")
         assert isinstance(info.value.__cause__, neo4j.exceptions.Neo4jError)
@@ -659,7 +664,10 @@ def test_database_option(server: ServerInfo, make_repository: Make) -> None:
 def test_unreachable_server_is_backend_unavailable() -> None:
     driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{free_port()}", connection_timeout=2)
     try:
-        repo = Neo4jChatMemoryRepository(driver)
+        with pytest.raises(BackendUnavailableError) as info:  # the default creates the schema
+            Neo4jChatMemoryRepository(driver)
+        assert isinstance(info.value.__cause__, neo4j.exceptions.ServiceUnavailable)
+        repo = Neo4jChatMemoryRepository(driver, initialize_schema="never")
         with pytest.raises(BackendUnavailableError) as info:
             repo.find_by_conversation_id("x")
         assert isinstance(info.value.__cause__, neo4j.exceptions.ServiceUnavailable)
