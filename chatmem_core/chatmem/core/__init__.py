@@ -50,6 +50,7 @@ from ._schema_mode import (
     missing_schema_message,
     schema_mode,
 )
+from ._token_window import DEFAULT_MAX_TOKENS, TokenWindowChatMemory, token_window_of
 from ._turns import (
     ChatTurn,
     Preprocessor,
@@ -63,6 +64,7 @@ from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_e
 __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_SCHEMA_MODE",
     "FORMAT_VERSION",
     "AssistantMessage",
@@ -90,6 +92,7 @@ __all__ = [
     "SchemaError",
     "SchemaMode",
     "SystemMessage",
+    "TokenWindowChatMemory",
     "ToolCall",
     "ToolResponse",
     "ToolResponseMessage",
@@ -113,6 +116,7 @@ __all__ = [
     "schema_mode",
     "stamp",
     "to_micros",
+    "token_window_of",
     "window_of",
     "window_size",
     "window_source",
