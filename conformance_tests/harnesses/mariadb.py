@@ -143,6 +143,7 @@ class MariadbHarness(SqlHarness):
         labels = start_container(container)
         try:
             host, port = container.get_container_host_ip(), container.get_exposed_port(3306)
+            _grant_cold_databases(host, int(port), container.root_password)
             url = f"mariadb+pymysql://{USER}:{PASSWORD}@{host}:{port}/{DATABASE}"
             return self.server_info(
                 url, "testcontainers", container.stop, **container_extra(container, labels)
@@ -150,6 +151,16 @@ class MariadbHarness(SqlHarness):
         except BaseException:
             container.stop()
             raise
+
+
+def _grant_cold_databases(host: str, port: int, root_password: str) -> None:
+    """As the container's root (over TCP, like the official image allows): let the test user
+    create the default-path test's fresh databases, as the local route does."""
+    import pymysql
+
+    conn = pymysql.connect(host=host, port=port, user="root", password=root_password)
+    with conn, conn.cursor() as cur:
+        cur.execute(f"GRANT ALL ON `cold\\_%`.* TO '{USER}'@'%'")
 
 
 def _create_user(pymysql: Any, sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
