@@ -71,6 +71,19 @@ def conformance(session: nox.Session, backend: str) -> None:
     )
 
 
+RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle")]
+
+
+@nox.session(python=MAIN_PYTHON)
+@nox.parametrize("backend", RELIABILITY_BACKENDS)
+def reliability(session: nox.Session, backend: str) -> None:
+    """Faults through Toxiproxy, restart under load, scale, bad-input corpus; writes the
+    results table to .work/reliability/<profile>/ (``-- --profile full`` for the stated
+    numbers; the default ``short`` profile is what CI runs)."""
+    _install(session, BACKENDS.get(backend, (backend, ()))[0])
+    session.run("pytest", "reliability", "--backend", backend, "-q", "-rs", *session.posargs)
+
+
 FRAMEWORKS = "langchain,llamaindex"
 INTEGRATION_BACKENDS = ["postgres", "redis"]
 
