@@ -34,12 +34,8 @@ def write_row(results_dir: Path, row: dict[str, Any]) -> Path:
 
 def render(folder: Path) -> Path:
     """Write ``results.md`` and ``results.json`` from the rows in ``folder``."""
-    rows = [
-        json.loads(p.read_text())
-        for p in folder.glob("*.json")
-        if p.name != "results.json"
-    ]
-    rows.sort(key=lambda r: (ORDER.index(r["backend"]) if r["backend"] in ORDER else 99))
+    rows = [json.loads(p.read_text()) for p in folder.glob("*.json") if p.name != "results.json"]
+    rows.sort(key=lambda r: ORDER.index(r["backend"]) if r["backend"] in ORDER else 99)
     (folder / "results.json").write_text(json.dumps(rows, indent=1, sort_keys=True))
     lines = [
         "| backend | server | " + " | ".join(COLUMNS.values()) + " |",

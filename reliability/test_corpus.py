@@ -40,13 +40,11 @@ def corpus_repo(harness: Harness, server: ServerInfo) -> Iterator[BaseChatMemory
 def _same(a: Any, b: Any) -> bool:
     """Equality that also tells -0.0 from 0.0 and 1 from 1.0 (a round trip keeps both)."""
     if isinstance(a, float) or isinstance(b, float):
-        return (
-            type(a) is type(b) and a == b and math.copysign(1, a) == math.copysign(1, b)
-        )
+        return type(a) is type(b) and a == b and math.copysign(1, a) == math.copysign(1, b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -78,7 +76,7 @@ def test_corpus_case(
         for cid, messages in writes:
             got = repo.find_by_conversation_id(cid)
             assert got == list(messages), f"{cid!r} read back differently"
-            for want, have in zip(messages, got):
+            for want, have in zip(messages, got, strict=True):
                 assert _same(dict(want.metadata), dict(have.metadata)), (
                     f"metadata changed type or sign: {dict(want.metadata)!r} -> "
                     f"{dict(have.metadata)!r}"

@@ -112,7 +112,7 @@ class Toxiproxy:
             headers={"Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 (loopback only)
+            with urllib.request.urlopen(req, timeout=30) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"toxiproxy {method} {path}: {exc.code} {exc.read()!r}") from exc

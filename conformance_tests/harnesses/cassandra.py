@@ -292,8 +292,10 @@ class CassandraHarness(Harness):
                 start_new_session=True,
             )
 
+        procs = [proc]  # restart() appends the new process; stop() ends the current one
+
         def stop() -> None:
-            stop_process(proc, grace=30.0)
+            stop_process(procs[-1], grace=30.0)
             shutil.rmtree(root, ignore_errors=True)
 
         try:
@@ -321,7 +323,32 @@ class CassandraHarness(Harness):
             keyspace=TEST_KEYSPACE,
             root=str(root),
             pid=proc.pid,
+            cmd=cmd,
+            procs=procs,
+            port=native_port,
+            log=str(out),
         )
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """SIGTERM (Cassandra drains on shutdown), then the same command: same data
+        directories, same ports; returns once the native port accepts again."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        procs = server.extra["procs"]
+        stop_process(procs[-1], grace=60.0)
+        time.sleep(downtime)
+        log = Path(server.extra["log"])
+        with log.open("ab") as sink:
+            proc = subprocess.Popen(
+                server.extra["cmd"],
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=server.extra["root"],
+                start_new_session=True,
+            )
+        procs.append(proc)
+        wait_for_port(server.extra["port"], START_TIMEOUT, proc, log)
 
     def _connect_when_ready(
         self, port: int, proc: subprocess.Popen[bytes], log: Path

@@ -42,6 +42,11 @@ from ._errors import translate_errors
 from ._plan import new_origin, plan_rows
 from ._schema import Statements, ensure_schema, statements
 
+DEFAULT_REQUEST_TIMEOUT = 10.0
+"""Seconds a statement may take before BackendUnavailableError (the driver's own default)."""
+DEFAULT_CONNECT_TIMEOUT = 5.0
+"""Seconds a connection attempt may take (the driver's own default)."""
+
 RETRIES = 100
 """Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
 KNOWN_CONVERSATIONS = 4096
@@ -104,9 +109,23 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             self.initialize_schema()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> CassandraChatMemoryRepository:
+    def from_url(
+        cls,
+        url: str,
+        *,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        **options: Any,
+    ) -> CassandraChatMemoryRepository:
         """``cassandra://[user:pw@]host[:port][,host...][/keyspace][?local_dc=dc]``; the
-        repository owns the cluster it connects and ``close()`` shuts it down."""
+        repository owns the cluster it connects and ``close()`` shuts it down.
+        ``request_timeout`` bounds each statement and ``connect_timeout`` each connection
+        attempt (seconds): a stalled server then fails with BackendUnavailableError."""
+        for name, value in (
+            ("request_timeout", request_timeout),
+            ("connect_timeout", connect_timeout),
+        ):
+            _check_seconds(name, value)
         require("cassandra", "cassandra")
         from cassandra.auth import PlainTextAuthProvider
         from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
@@ -126,8 +145,12 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             port=target.port,
             auth_provider=auth,
             execution_profiles={
-                EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=policy)
+                EXEC_PROFILE_DEFAULT: ExecutionProfile(
+                    load_balancing_policy=policy, request_timeout=request_timeout
+                )
             },
+            connect_timeout=connect_timeout,
+            control_connection_timeout=connect_timeout,
         )
         try:
             with translate_errors("connect"):
@@ -450,3 +473,9 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
 def _new_rows(base: int, messages: Sequence[Message]) -> list[int]:
     """Positions of the non-system rows an append inserts, newest first."""
     return [base + i for i in range(len(messages) - 1, -1, -1) if not is_system(messages[i])]
+
+
+def _check_seconds(argument: str, value: object) -> None:
+    """A positive number of seconds, else InvalidArgumentError naming ``argument``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise InvalidArgumentError(argument, f"must be a positive number of seconds: {value!r}")

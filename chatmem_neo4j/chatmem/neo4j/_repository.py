@@ -79,15 +79,21 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             self.initialize_schema()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> Neo4jChatMemoryRepository:
+    def from_url(
+        cls, url: str, *, driver_options: dict[str, Any] | None = None, **options: Any
+    ) -> Neo4jChatMemoryRepository:
         """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
-        URL (percent-encoded) become basic auth. ``close()`` closes this driver."""
+        URL (percent-encoded) become basic auth. ``driver_options`` go to
+        ``neo4j.GraphDatabase.driver`` (e.g. ``connection_timeout``,
+        ``max_transaction_retry_time``). ``close()`` closes this driver."""
         target = parse_url(url)
         auth = None
         if target.user is not None:
             auth = neo4j.basic_auth(target.user, target.password or "")
         Neo4jConfig.from_options(options)  # reject bad options before connecting
-        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
+        if driver_options is not None and not isinstance(driver_options, dict):
+            raise InvalidArgumentError("driver_options", "must be a dict of driver settings")
+        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth, **(driver_options or {}))
         try:
             repo = cls(driver, **options)
         except BaseException:
