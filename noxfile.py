@@ -71,11 +71,13 @@ def conformance(session: nox.Session, backend: str) -> None:
     )
 
 
-RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle")]
+RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle")]  # no server here
+RELIABILITY_CI = ["sqlite", "postgres", "mariadb", "redis", "mongo"]
+"""Backends whose servers start in seconds: CI runs the short profile on these."""
 
 
 @nox.session(python=MAIN_PYTHON)
-@nox.parametrize("backend", RELIABILITY_BACKENDS)
+@nox.parametrize("backend", [nox.param(b, id=b) for b in RELIABILITY_BACKENDS])
 def reliability(session: nox.Session, backend: str) -> None:
     """Faults through Toxiproxy, restart under load, scale, bad-input corpus; writes the
     results table to .work/reliability/<profile>/ (``-- --profile full`` for the stated

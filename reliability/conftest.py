@@ -24,7 +24,7 @@ from conformance_tests.plugin import _STATE
 
 from .profiles import PROFILES, Profile
 from .results import write_row
-from .toxiproxy import Toxiproxy
+from .toxiproxy import VERSION, Toxiproxy
 
 _ROW: dict[str, dict[str, Any]] = {}
 
@@ -67,13 +67,13 @@ _DETAILS = pytest.StashKey[dict[str, Any]]()
 def toxiproxy(harness: Harness, server: ServerInfo) -> Iterator[Toxiproxy]:
     """One Toxiproxy server per run (server backends only)."""
     if server.url is None:
-        pytest.skip(f"{harness.name} is in-process: there is no connection to break")
+        pytest.skip("in-process: no connection to break")
     workdir = Path(tempfile.mkdtemp(prefix="chatmem-toxiproxy-"))
     try:
         proxy = Toxiproxy(workdir)
     except Unavailable as exc:
         pytest.fail(f"toxiproxy is required for the fault tests: {exc}", pytrace=False)
-    _STATE["toxiproxy"] = proxy.version
+    _STATE["toxiproxy"] = VERSION if proxy.version in ("git", "") else proxy.version
     try:
         yield proxy
     finally:
@@ -89,11 +89,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     column = marker.args[0]
     if report.when == "call" or (report.when == "setup" and not report.passed):
         outcome = "skip" if report.skipped else ("pass" if report.passed else "fail")
+        if hasattr(report, "wasxfail"):
+            outcome = "fail"  # a known failure stays a failure in the table
         cell = _ROW.setdefault(column, {"pass": 0, "fail": 0, "skip": 0, "details": []})
         cell[outcome] += 1
         details = dict(item.stash.get(_DETAILS, {}))
-        if report.failed:
-            details["error"] = str(report.longrepr).strip().splitlines()[-1][:300]
+        if hasattr(report, "wasxfail"):
+            details["error"] = str(report.wasxfail)[:300]
+        elif report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            text = getattr(crash, "message", None) or str(report.longrepr).strip()
+            details["error"] = text.splitlines()[0][:300]
         if report.skipped and isinstance(report.longrepr, tuple):
             details["skipped"] = str(report.longrepr[2])[:300]
         if details:

@@ -44,14 +44,17 @@ def render(folder: Path) -> Path:
     for row in rows:
         cells = [cell(row["columns"].get(key)) for key in COLUMNS]
         lines.append(f"| {row['backend']} | {row['server']} | " + " | ".join(cells) + " |")
-    runs = sorted({f"{r['ran_at']} on {r['host']}, Python {r['python']}" for r in rows})
+    times = sorted(r["ran_at"] for r in rows)
+    hosts = sorted({f"{r['host']}, Python {r['python']}" for r in rows})
+    span = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
+    runs = [f"{span} on {'; '.join(hosts)}"]
     toxi = sorted({str(r["toxiproxy"]) for r in rows if r.get("toxiproxy")})
     lines += [
         "",
         f"Profile `{rows[0]['profile'] if rows else '?'}`; ran " + "; ".join(runs) + ".",
     ]
     if toxi:
-        lines.append(f"Faults injected by Toxiproxy {', '.join(toxi)} (built from v2.5.0).")
+        lines.append(f"Faults injected by Toxiproxy {', '.join(toxi)}.")
     md = folder / "results.md"
     md.write_text("\n".join(lines) + "\n")
     return md
@@ -66,13 +69,16 @@ def cell(data: dict[str, Any] | None) -> str:
     summaries = [d["summary"] for d in details if d.get("summary")]
     if failed:
         bad = [d for d in details if "error" in d]
-        names = ", ".join(d["test"].split("[")[-1].rstrip("]") for d in bad[:3])
+        known = any("known limitation" in d.get("error", "") for d in bad)
         head = f"FAIL {passed}/{passed + failed}" if passed + failed > 1 else "FAIL"
-        extra = "; ".join(summaries[:1]) or (bad[0]["error"][:80] if bad else "")
-        return f"{head}: {names}{' (' + extra + ')' if extra else ''}"
+        head += " (known, xfail)" if known else ""
+        if passed + failed > 1:
+            names = ", ".join(d["test"].split("[")[-1].rstrip("]") for d in bad[:4])
+            return f"{head}: {names}"
+        return f"{head}: {summaries[0] if summaries else bad[0]['error'][:100] if bad else ''}"
     if passed == 0 and skipped:
         why = next((d.get("skipped", "") for d in details if d.get("skipped")), "")
-        return f"n/a ({why.removeprefix('Skipped: ')[:80]})"
+        return f"n/a ({why.removeprefix('Skipped: ')[:90]})"
     head = f"pass {passed}/{passed}" if passed > 1 else "pass"
     if skipped:
         head += f" ({skipped} n/a)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +51,7 @@ def proxied(
 ) -> Iterator[Proxied]:
     timeouts = TIMEOUTS.get(harness.name)
     if timeouts is None:
-        pytest.skip(f"no proxy route for {harness.name}")
+        pytest.skip("embedded: no connection to break")
     direct = harness.make_repository(server)
     spec = harness.connect_spec(server, direct)
     assert spec is not None and server.url is not None
@@ -67,6 +67,24 @@ def proxied(
         getattr(repo, "close", lambda: None)()
         toxiproxy.request("DELETE", f"/proxies/{proxy.name}")
         harness.cleanup(server, direct)
+
+
+RECOVERY = 120.0
+"""Seconds a repository may take to work again after a fault ends (drivers reconnect with
+backoff: the Cassandra driver marks a host down and retries after 1, 2, 4... s)."""
+
+
+def _recover(operation: Callable[[], None]) -> float:
+    """Retry ``operation`` on BackendError until it succeeds (bounded); seconds it took."""
+    started = time.monotonic()
+    while True:
+        try:
+            operation()
+            return time.monotonic() - started
+        except BackendError:
+            if time.monotonic() - started > RECOVERY:
+                raise
+            time.sleep(0.5)
 
 
 def _texts(messages: list[Any]) -> list[str | None]:
@@ -150,18 +168,19 @@ def test_connection_cut_mid_write_keeps_old_or_new(
                         failed.append(f"a{i}")
         finally:
             p.proxy.remove_toxic(name)
+        _recover(lambda: p.repo.find_by_conversation_id("replace"))  # next cut: live link
         got = p.direct.find_by_conversation_id("replace")
         assert got in (OLD, NEW), f"cut {attributes}: a mix of {len(got)} messages"
         state = got
     # the same repository object works again once the connection is healthy
-    p.repo.save_all("replace", NEW)
+    recovered = _recover(lambda: p.repo.save_all("replace", NEW))
     p.repo.append("acked", UserMessage("after"))
     acked.append("after")
     assert p.direct.find_by_conversation_id("replace") == NEW
     kept, landed = _check_acked(p.direct.find_by_conversation_id("acked"), acked, failed, "append")
     note["summary"] = (
         f"{len(toxics)} cuts, {typed} typed errors, {kept} acked kept, "
-        f"{landed}/{len(failed)} failed appends landed once"
+        f"{landed}/{len(failed)} failed appends landed once, usable again in {recovered:.0f} s"
     )
     assert not untyped, f"{raw} untyped errors, e.g. {untyped[0]}"
 
@@ -194,6 +213,9 @@ def test_stalled_connection_fails_typed_within_timeout(
     worker.join(120)  # a hung call completes once data flows again (bounded)
     hung = f"blocked > {bound:.0f} s until the stall was lifted (no client read timeout)"
     note["summary"] = hung
+    if not (outcome and elapsed < bound) and p.timeouts.known_hang:
+        note["known"] = p.timeouts.known_hang
+        pytest.xfail(f"known limitation: {p.timeouts.known_hang}")
     assert outcome and elapsed < bound, hung
     error = outcome[0]
     assert error is not None, "a write through a stalled connection reported success"
@@ -202,14 +224,6 @@ def test_stalled_connection_fails_typed_within_timeout(
     )
     assert isinstance(error, BackendError), f"untyped error {error!r}"
     assert p.direct.find_by_conversation_id("stall") in (OLD, NEW)
-    recovered_by = time.monotonic() + 60  # pools notice the dead connection on next use
-    while True:
-        try:
-            p.repo.save_all("stall", NEW)
-            break
-        except BackendError:
-            if time.monotonic() > recovered_by:
-                raise
-            time.sleep(1)
+    _recover(lambda: p.repo.save_all("stall", NEW))
     assert p.repo.find_by_conversation_id("stall") == NEW
     assert p.direct.find_by_conversation_id("stall") == NEW

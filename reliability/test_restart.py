@@ -25,7 +25,7 @@ def test_restart_under_load_loses_nothing(
     harness: Harness, server: ServerInfo, profile: Profile, note: dict[str, Any]
 ) -> None:
     if server.url is None:
-        pytest.skip(f"{harness.name} is in-process: there is no server to restart")
+        pytest.skip("in-process: no server to restart")
     if type(harness).restart is Harness.restart:
         pytest.skip(_WHY_NOT.get(harness.name, f"{harness.name}: no restart hook"))
     repo = harness.make_repository(server)
@@ -97,9 +97,7 @@ def test_restart_under_load_loses_nothing(
 
 
 _WHY_NOT = {
-    "sqlite": "embedded: there is no server process to restart",
-    "mongo": "the nx-27017 stand-in keeps its data in memory (--db memory): a restart "
-    "starts empty, so a restart test would only measure the stand-in",
-    "neo4j": "the neo4j-harness in-process server deletes its store when it stops: "
-    "no restart on the same data without a Neo4j server distribution",
+    "sqlite": "embedded: no server process to restart",
+    "mongo": "the nx-27017 stand-in keeps its data in memory: a restart starts empty",
+    "neo4j": "the neo4j-harness server deletes its store when it stops",
 }

@@ -71,7 +71,7 @@ def test_processes_window_adds_lose_nothing(
 ) -> None:
     spec = harness.connect_spec(server, repository)
     if spec is None:
-        pytest.skip(f"{harness.name} is in-process: other processes cannot reach it")
+        pytest.skip("in-process: other processes cannot reach it")
     url, options = spec
     per = profile.scale_threads // profile.scale_processes
     groups = [[f"p{p}t{t}" for t in range(per)] for p in range(profile.scale_processes)]

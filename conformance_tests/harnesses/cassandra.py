@@ -349,6 +349,15 @@ class CassandraHarness(Harness):
             )
         procs.append(proc)
         wait_for_port(server.extra["port"], START_TIMEOUT, proc, log)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # the harness's own session reconnects with backoff: wait for it
+            try:
+                ask_version(server.extra["session"])
+                return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)
 
     def _connect_when_ready(
         self, port: int, proc: subprocess.Popen[bytes], log: Path
