@@ -350,9 +350,10 @@ class CassandraHarness(Harness):
         procs.append(proc)
         wait_for_port(server.extra["port"], START_TIMEOUT, proc, log)
         deadline = time.monotonic() + START_TIMEOUT
-        while True:  # the harness's own session reconnects with backoff: wait for it
+        while True:  # the harness's session and control connection reconnect with backoff
             try:
                 ask_version(server.extra["session"])
+                server.extra["cluster"].refresh_schema_metadata(max_schema_agreement_wait=10)
                 return
             except Exception:
                 if time.monotonic() > deadline:
