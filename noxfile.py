@@ -80,8 +80,6 @@ def conformance(session: nox.Session, backend: str) -> None:
 
 
 RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle")]  # no server here
-RELIABILITY_CI = ["sqlite", "postgres", "mariadb", "redis", "mongo"]
-"""Backends whose servers start in seconds: CI runs the short profile on these."""
 
 
 @nox.session(python=MAIN_PYTHON)
