@@ -47,6 +47,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "column(name): the results-table column a test fills")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The restart test runs last: it disturbs every connection to the shared server."""
+
+    def is_restart(item: pytest.Item) -> bool:
+        marker = item.get_closest_marker("column")
+        return marker is not None and marker.args[0] == "restart"
+
+    items.sort(key=is_restart)  # stable: everything else keeps its order
+
+
 @pytest.fixture(scope="session")
 def profile(request: pytest.FixtureRequest) -> Profile:
     return PROFILES[request.config.getoption("--profile")]

@@ -331,7 +331,8 @@ class CassandraHarness(Harness):
 
     def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
         """SIGTERM (Cassandra drains on shutdown), then the same command: same data
-        directories, same ports; returns once the native port accepts again."""
+        directories, same ports; returns once the harness's session and control connection
+        (which DDL waits on) work again."""
         if server.route != "local":
             super().restart(server, downtime)
         procs = server.extra["procs"]
@@ -353,12 +354,17 @@ class CassandraHarness(Harness):
         while True:  # the harness's session and control connection reconnect with backoff
             try:
                 ask_version(server.extra["session"])
-                server.extra["cluster"].refresh_schema_metadata(max_schema_agreement_wait=10)
-                return
+                cluster = server.extra["cluster"]
+                cluster.refresh_schema_metadata(max_schema_agreement_wait=10)
+                # what DDL waits on: the control connection must be a live one again
+                if cluster.control_connection.wait_for_schema_agreement(wait_time=10):
+                    return
             except Exception:
                 if time.monotonic() > deadline:
                     raise
-                time.sleep(1.0)
+            if time.monotonic() > deadline:
+                raise Unavailable(f"Cassandra schema did not agree after the restart: {tail(log)}")
+            time.sleep(1.0)
 
     def _connect_when_ready(
         self, port: int, proc: subprocess.Popen[bytes], log: Path
