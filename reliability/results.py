@@ -28,7 +28,12 @@ def write_row(results_dir: Path, row: dict[str, Any]) -> Path:
     """Store ``row`` and re-render the profile's table; returns the Markdown path."""
     folder = results_dir / row["profile"]
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{row['backend']}.json").write_text(json.dumps(row, indent=1, sort_keys=True))
+    path = folder / f"{row['backend']}.json"
+    if path.exists():  # a partial run (-k ...) updates its cells and keeps the others
+        old = json.loads(path.read_text())
+        if old.get("server") == row["server"]:
+            row = {**row, "columns": {**old["columns"], **row["columns"]}}
+    path.write_text(json.dumps(row, indent=1, sort_keys=True))
     return render(folder)
 
 

@@ -16,6 +16,7 @@ not yet created do not log warnings); tested on 5.26 LTS.
 from __future__ import annotations
 
 import functools
+import random
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -218,7 +219,9 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
                 if not rejected_before_commit(exc):
                     raise
                 last = exc
-                time.sleep(min(0.002 * 2**attempt, 0.2))
+                # jittered: deadlocked writers retrying in lockstep deadlock again (16
+                # writers on one conversation ran out of tries with a fixed 0.2 s cap)
+                time.sleep(random.uniform(0, min(0.002 * 2**attempt, 1.0)))
         raise ConcurrencyError(f"Neo4j kept rejecting the statement ({ATTEMPTS} tries)") from last
 
     def _run(
