@@ -9,6 +9,7 @@ rendered to ``results.md`` and ``results.json`` next to it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import tempfile
@@ -37,6 +38,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="short (CI) or full (the stated scale numbers)",
     )
     parser.addoption(
+        "--scale-adds",
+        type=int,
+        default=None,
+        help="override the profile's adds per writer (the table shows the number used)",
+    )
+    parser.addoption(
         "--results-dir",
         default=os.environ.get("CHATMEM_RELIABILITY_RESULTS", ".work/reliability"),
         help="where the per-backend rows and the rendered table go",
@@ -59,7 +66,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def profile(request: pytest.FixtureRequest) -> Profile:
-    return PROFILES[request.config.getoption("--profile")]
+    chosen = PROFILES[request.config.getoption("--profile")]
+    adds = request.config.getoption("--scale-adds")
+    return chosen if adds is None else dataclasses.replace(chosen, scale_adds=adds)
 
 
 @pytest.fixture
