@@ -81,7 +81,7 @@ def store_options(harness: str, shared_with: BaseMemoryRecordRepository | None) 
     if harness == "cassandra":
         if shared_with is not None:
             return {"table_name": shared_with.table_name}  # type: ignore[attr-defined]
-        return {"table_name": f"mr_{suffix}"}
+        return {"table_name": f"mr_{suffix}"}  # the keyspace: the harness's (open_store)
     if harness == "neo4j":
         if shared_with is not None:
             return {
@@ -123,6 +123,7 @@ def open_store(server: ServerInfo, harness: str, **options: Any) -> BaseMemoryRe
     if harness == "cassandra":
         from chatmem.cassandra import CassandraMemoryRecordRepository
 
+        options.setdefault("keyspace", server.extra["keyspace"])
         return CassandraMemoryRecordRepository(server.extra["session"], **options)
     if harness == "neo4j":
         from chatmem.neo4j import Neo4jMemoryRecordRepository

@@ -156,6 +156,20 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             )
             return 0
         store = open_store(args.url, args.table_name, args.create_schema)
+        try:
+            return _run_memories(store, args, out)
+        finally:
+            close = getattr(store, "close", None)  # the client or cluster it opened
+            if close is not None:
+                close()
+    except ChatMemoryError as exc:
+        print(f"chatmem: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_memories(store: MemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``memories ls|approve|reject|rm|expire`` on an open store."""
+    try:
         command = args.memories_command
         if command == "ls":
             page = store.find(
