@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaError
+from chatmem.core import (
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    SchemaError,
+    SchemaMode,
+    schema_mode,
+)
 from chatmem.core._errors import require
 from chatmem.core._validation import cql_identifier
 from chatmem.core.longterm import (
@@ -48,15 +55,6 @@ _PARTITIONS: dict[MemoryStatus | None, tuple[MemoryStatus, ...]] = {
     # an expired pending record reads as rejected: it is still in the pending partition
     MemoryStatus.REJECTED: (MemoryStatus.REJECTED, MemoryStatus.PENDING),
 }
-
-
-def schema_mode(value: object) -> str:
-    """``initialize_schema``: ``"always"`` (the default) or ``"never"``; True/False alias them."""
-    if value is True or value == "always":
-        return "always"
-    if value is False or value == "never":
-        return "never"
-    raise InvalidArgumentError("initialize_schema", f"must be 'always' or 'never', got {value!r}")
 
 
 def _at(value: datetime) -> int:
@@ -133,7 +131,7 @@ class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
         *,
         keyspace: str = DEFAULT_KEYSPACE,
         table_name: str = DEFAULT_MEMORY_TABLE_NAME,
-        initialize_schema: str | bool = "always",
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
         replication: Replication = DEFAULT_REPLICATION,
         clock: Clock = utc_now,
         pending_ttl: timedelta = DEFAULT_PENDING_TTL,

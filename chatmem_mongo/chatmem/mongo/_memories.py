@@ -23,7 +23,13 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import ConfigurationError, DuplicateKeyError, OperationFailure
 
-from chatmem.core import ConcurrencyError, InvalidArgumentError
+from chatmem.core import (
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    SchemaMode,
+    schema_mode,
+)
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
@@ -46,15 +52,6 @@ USER_INDEX = "memory_user_status_created"
 EXPIRY_INDEX = "memory_status_expires"
 _PENDING = MemoryStatus.PENDING.value
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def schema_mode(value: object) -> str:
-    """``initialize_schema``: ``"always"`` (the default) or ``"never"``; True/False alias them."""
-    if value is True or value == "always":
-        return "always"
-    if value is False or value == "never":
-        return "never"
-    raise InvalidArgumentError("initialize_schema", f"must be 'always' or 'never', got {value!r}")
 
 
 def _micros(value: datetime | None) -> int | None:
@@ -156,7 +153,7 @@ class MongoMemoryRecordRepository(BaseMemoryRecordRepository):
         *,
         database_name: str | None = None,
         collection_name: str = DEFAULT_MEMORY_COLLECTION_NAME,
-        initialize_schema: str | bool = "always",
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
         clock: Clock = utc_now,
         pending_ttl: timedelta = DEFAULT_PENDING_TTL,
     ) -> None:

@@ -20,7 +20,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import neo4j
-from chatmem.core import ConcurrencyError, InvalidArgumentError, InvalidIdentifierError
+from chatmem.core import (
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    InvalidIdentifierError,
+    SchemaMode,
+    schema_mode,
+)
 from chatmem.core._validation import cypher_label
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
@@ -52,15 +59,6 @@ _FIELDS = (
     "created_at", "expires_at", "reviewed_at", "reviewer", "reason", "conversation_id",
     "message_position",
 )  # fmt: skip
-
-
-def schema_mode(value: object) -> str:
-    """``initialize_schema``: ``"always"`` (the default) or ``"never"``; True/False alias them."""
-    if value is True or value == "always":
-        return "always"
-    if value is False or value == "never":
-        return "never"
-    raise InvalidArgumentError("initialize_schema", f"must be 'always' or 'never', got {value!r}")
 
 
 def _at(value: datetime) -> int:
@@ -132,7 +130,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         user_label: str = DEFAULT_USER_LABEL,
         memory_label: str = DEFAULT_MEMORY_LABEL,
         message_label: str = DEFAULT_MESSAGE_LABEL,
-        initialize_schema: str | bool = "always",
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
         clock: Clock = utc_now,
         pending_ttl: timedelta = DEFAULT_PENDING_TTL,
     ) -> None:

@@ -25,7 +25,13 @@ from datetime import datetime, timedelta, timezone  # noqa: E402
 from typing import Any  # noqa: E402
 
 import redis  # noqa: E402
-from chatmem.core import ConcurrencyError, InvalidArgumentError  # noqa: E402
+from chatmem.core import (  # noqa: E402  # noqa: E402
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    SchemaMode,
+    schema_mode,
+)
 from chatmem.core._validation import index_name as validate_index_name  # noqa: E402
 from chatmem.core._validation import redis_key_prefix  # noqa: E402  # noqa: E402
 from chatmem.core.longterm import (  # noqa: E402
@@ -51,15 +57,6 @@ ADD_ATTEMPTS = 5
 TIE_LIMIT = 10_000
 """Records sharing one creation microsecond read at once when a page ends on them."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def schema_mode(value: object) -> str:
-    """``initialize_schema``: ``"always"`` (the default) or ``"never"``; True/False alias them."""
-    if value is True or value == "always":
-        return "always"
-    if value is False or value == "never":
-        return "never"
-    raise InvalidArgumentError("initialize_schema", f"must be 'always' or 'never', got {value!r}")
 
 
 def _at(value: datetime) -> int:
@@ -183,7 +180,7 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
         *,
         index_name: str = DEFAULT_MEMORY_INDEX_NAME,
         key_prefix: str = DEFAULT_MEMORY_KEY_PREFIX,
-        initialize_schema: str | bool = "always",
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
         clock: Clock = utc_now,
         pending_ttl: timedelta = DEFAULT_PENDING_TTL,
     ) -> None:
