@@ -70,7 +70,10 @@ def ids_in(url: str) -> dict[str, list[str]]:
     from chatmem.core import repository_from_url
 
     repo = repository_from_url(url)
-    return {c: [m.text or "" for m in repo.find_by_conversation_id(c)] for c in repo.iter_conversation_ids()}
+    return {
+        c: [m.text or "" for m in repo.find_by_conversation_id(c)]
+        for c in repo.iter_conversation_ids()
+    }
 
 
 # -- conventions, through the installed script -------------------------------------------------
@@ -125,11 +128,25 @@ def test_every_command_and_option_has_help_text() -> None:
 
 
 def test_usage_errors_exit_2_and_name_the_option(tmp_path: Path) -> None:
-    done = chatmem_cmd("migrate", "--from", "sqlite:///a.db", "--to", "sqlite:///b.db", "--page-size", "0", cwd=tmp_path)
+    done = chatmem_cmd(
+        "migrate",
+        "--from",
+        "sqlite:///a.db",
+        "--to",
+        "sqlite:///b.db",
+        "--page-size",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2 and "--page-size" in done.stderr
     assert "limit" not in done.stderr and "Traceback" not in done.stderr
-    done = chatmem_cmd("schema", "--url", "sqlite:///x.db", "--table-name", "bad name;", cwd=tmp_path)
-    assert done.returncode == 2 and "argument --table-name: 'bad name;' is not a valid name" in done.stderr
+    done = chatmem_cmd(
+        "schema", "--url", "sqlite:///x.db", "--table-name", "bad name;", cwd=tmp_path
+    )
+    assert (
+        done.returncode == 2
+        and "argument --table-name: 'bad name;' is not a valid name" in done.stderr
+    )
     done = chatmem_cmd("ls", "--url", "ftp://x", cwd=tmp_path)
     assert done.returncode == 2 and "--url: unknown scheme 'ftp'" in done.stderr
     done = chatmem_cmd("nosuchcommand", cwd=tmp_path)
@@ -225,7 +242,9 @@ def test_migrate_from_a_missing_file_creates_neither_store(
     assert not src.exists() and not dst.exists()
 
 
-def test_reading_never_creates_the_schema(run: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
+def test_reading_never_creates_the_schema(
+    run: Callable[..., tuple[int, str, str]], tmp_path: Path
+) -> None:
     """An existing database without chatmem's tables: reading is an error naming the fix, and
     the tables are still absent afterwards (initialize_schema never)."""
     import sqlite3
@@ -234,7 +253,10 @@ def test_reading_never_creates_the_schema(run: Callable[..., tuple[int, str, str
     sqlite3.connect(path).execute("CREATE TABLE unrelated (x)").connection.commit()
     code, out, err = run("ls", "--url", f"sqlite:///{path}")
     assert code == 1 and out == "" and "chatmem schema" in err
-    tables = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {
+        r[0]
+        for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")
+    }
     assert tables == {"unrelated"}
 
 
@@ -245,7 +267,7 @@ def test_writing_commands_need_an_explicit_url(
 ) -> None:
     (tmp_path / "dump.jsonl").write_text('{"conversation_id": "c1", "messages": []}\n')
     code, out, err = run(*args)
-    assert code == 2 and "--url" in err and "CHATMEM_URL" in err
+    assert code == 2 and out == "" and "--url" in err and "CHATMEM_URL" in err
     assert not (tmp_path / "chatmem-demo.db").exists()
 
 
@@ -269,7 +291,9 @@ def test_rm_says_what_it_removed_and_exit_1_when_missing(
 
 
 # -- show / ls / stats ----------------------------------------------------------------------------
-def test_show_missing_id_is_exit_1_on_stderr(run: Callable[..., tuple[int, str, str]], store: str) -> None:
+def test_show_missing_id_is_exit_1_on_stderr(
+    run: Callable[..., tuple[int, str, str]], store: str
+) -> None:
     for extra in ([], ["--json"]):
         code, out, err = run("show", "nope", "--url", store, *extra)
         assert (code, out) == (1, "") and err == "chatmem: no such conversation: 'nope'\n"
@@ -286,10 +310,15 @@ def test_show_and_json(run: Callable[..., tuple[int, str, str]], store: str) -> 
 
 def test_ls_long_and_json(run: Callable[..., tuple[int, str, str]], store: str) -> None:
     code, out, err = run("ls", "--url", store, "--json")
-    assert code == 0 and [json.loads(x) for x in out.splitlines()] == [
-        {"conversation_id": "c1"},
-        {"conversation_id": "c2"},
-    ]
+    assert (
+        code == 0
+        and err == ""
+        and [json.loads(x) for x in out.splitlines()]
+        == [
+            {"conversation_id": "c1"},
+            {"conversation_id": "c2"},
+        ]
+    )
     code, out, _ = run("ls", "-l", "--url", store)
     counts = [line.split()[0] for line in out.splitlines()]
     assert counts == ["2", "1"] and out.splitlines()[0].endswith("  c1")
@@ -315,7 +344,9 @@ def test_demo_then_ls_show(run: Callable[..., tuple[int, str, str]], tmp_path: P
     assert out.splitlines()[0].split()[1] == "system" and "Pastéis de nata" in out
 
 
-def test_schema_ddl_without_a_connection(run: Callable[..., tuple[int, str, str]], tmp_path: Path) -> None:
+def test_schema_ddl_without_a_connection(
+    run: Callable[..., tuple[int, str, str]], tmp_path: Path
+) -> None:
     code, out, err = run("schema", "--url", "sqlite:///nowhere.db")
     assert code == 0, err
     assert "CREATE TABLE ai_chat_memory_conversation" in out
@@ -333,5 +364,5 @@ def test_unexpected_errors_are_one_line(
 
     monkeypatch.setattr(BaseChatMemoryRepository, "iter_conversation_ids", boom)
     code, out, err = run("ls", "--url", store)
-    assert code == 1 and "Traceback" not in err
+    assert code == 1 and out == "" and "Traceback" not in err
     assert err.startswith("chatmem: unexpected RuntimeError: driver exploded")

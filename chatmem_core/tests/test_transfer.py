@@ -121,8 +121,12 @@ def test_import_validates_the_whole_file_before_writing() -> None:
     with pytest.raises(InvalidArgumentError, match="line 15"):
         import_conversations(target, io.StringIO("\n".join(lines) + "\n"))
     assert target.find_conversation_ids() == []
-    dup = [conversation_to_line_for("a"), conversation_to_line_for("b"), conversation_to_line_for("a")]
-    with pytest.raises(InvalidArgumentError, match="line 3.*already appeared on line 1"):
+    dup = [
+        conversation_to_line_for("a"),
+        conversation_to_line_for("b"),
+        conversation_to_line_for("a"),
+    ]
+    with pytest.raises(InvalidArgumentError, match=r"line 3.*already appeared on line 1"):
         import_conversations(target, dup)
     assert target.find_conversation_ids() == []
 
@@ -446,3 +450,24 @@ def test_migrate_into_the_selected_backend(
     assert migrate(src, target, page_size=7).copied == 50
     assert export_text(target) == export_text(src)
     assert migrate(src, target).copied == 0
+
+
+def test_cli_bad_files_are_input_errors(
+    sqlite_url: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chatmem.core import repository_from_url
+
+    src = sqlite_url("src.db")
+    repository_from_url(src).save_all("c1", [UserMessage("x")])
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(b'{"conversation_id": "caf\xe9", "messages": []}\n')
+    capsys.readouterr()
+    assert main(["import", str(latin1), "--url", src]) == 2
+    assert capsys.readouterr().err.startswith("chatmem: FILE: is not UTF-8 text")
+    assert main(["export", "--url", src, "-o", str(tmp_path / "no" / "such" / "dir.jsonl")]) == 2
+    assert capsys.readouterr().err.startswith("chatmem: --output: cannot write")
+    good = tmp_path / "good.jsonl"
+    good.write_text("old content\n", encoding="utf-8")
+    assert main(["export", "c1", "nope", "--url", src, "-o", str(good)]) == 1
+    assert good.read_text(encoding="utf-8") == "old content\n"  # never truncated on failure
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".good")] == []

@@ -2,7 +2,6 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-
 from ._advisor import CONVERSATION_ID, ChatMemory, MessageChatMemoryAdvisor
 from ._codec import (
     FORMAT_VERSION,
@@ -69,7 +68,6 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
-    "__version__",
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
     "FORMAT_VERSION",
@@ -101,6 +99,7 @@ __all__ = [
     "ToolResponseMessage",
     "UserMessage",
     "WindowEdit",
+    "__version__",
     "add_to_window",
     "apply_preprocessors",
     "apply_window_edit",

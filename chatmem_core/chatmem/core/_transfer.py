@@ -224,7 +224,15 @@ def _rewindable(source: TextIO | Iterable[str]) -> Callable[[], Iterator[str]]:
 
 
 def _records(lines: Iterable[str]) -> Iterator[tuple[int, str, list[Message]]]:
-    for n, line in enumerate(lines, 1):
+    n, it = 0, iter(lines)
+    while True:
+        try:
+            line = next(it)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:  # decoding runs ahead of lines: say "near"
+            raise InvalidArgumentError("input", f"is not UTF-8 text (near line {n + 1})") from exc
+        n += 1
         if line.strip():
             cid, msgs = line_to_conversation(line, where=f"line {n}")
             yield n, cid, msgs

@@ -139,5 +139,3 @@ def register(sub: SubParsers) -> None:
         default="demo-trip",
         help="conversation id to (re)write (default demo-trip)",
     )
-
-

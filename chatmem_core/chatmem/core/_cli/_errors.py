@@ -31,6 +31,7 @@ OPTION_NAMES = {
     "limit": "--page-size",
     "page_size": "--page-size",
     "conversation_id": "ID",
+    "input": "FILE",
 }
 
 

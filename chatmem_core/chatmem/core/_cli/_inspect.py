@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import AbstractContextManager
 from typing import Any, TextIO
 
 from .._codec import message_to_dict
 from .._messages import Message
 from .._registry import repository_class_for_url, scheme_of
+from .._repository import BaseChatMemoryRepository
 from .._transfer import ConversationNotFoundError, store_stats
 from ._args import (
     SubParsers,
@@ -24,7 +26,9 @@ from ._errors import CliError, UsageError
 from ._stores import open_store, resolve_url
 
 
-def _reader(args: argparse.Namespace, command: str) -> Any:
+def _reader(
+    args: argparse.Namespace, command: str
+) -> AbstractContextManager[BaseChatMemoryRepository]:
     url = resolve_url(getattr(args, "url", None), writes=False, command=command)
     return closing(open_store(url, option="--url", read_only=True))
 
@@ -38,7 +42,9 @@ def _ls(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with _reader(args, "ls") as repo:
         for cid in repo.iter_conversation_ids(page_size=args.page_size):
             if not args.long:
-                line = json.dumps({"conversation_id": cid}, ensure_ascii=False) if args.json else cid
+                line = (
+                    json.dumps({"conversation_id": cid}, ensure_ascii=False) if args.json else cid
+                )
                 print(line, file=out)
                 continue
             log = repo.find_by_conversation_id(cid)

@@ -36,7 +36,10 @@ def _export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             # Written beside the target and renamed into place: a failed export never leaves
             # a truncated file where a previous good one was.
             target = Path(args.output)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            except OSError as exc:
+                raise UsageError(f"--output: cannot write {target}: {exc.strerror}") from None
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     result = export_conversations(repo, f, ids, page_size=args.page_size)

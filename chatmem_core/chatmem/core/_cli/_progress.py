@@ -69,9 +69,9 @@ class ProgressBar:
         now = self._clock()
         percent = 100 * done // self.total if self.total else -1
         final = bool(self.total) and done >= (self.total or 0)
-        if not final and percent == self._shown_percent:
-            if now - self._shown_at < self._min_interval:
-                return
+        too_soon = now - self._shown_at < self._min_interval
+        if not final and percent == self._shown_percent and too_soon:
+            return
         self._shown_percent, self._shown_at = percent, now
         text = self.render(done, now)
         pad = " " * max(self._width - len(text), 0)
