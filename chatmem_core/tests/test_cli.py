@@ -170,6 +170,18 @@ def test_user_errors_never_print_a_traceback(tmp_path: Path) -> None:
     assert (schema.returncode == 0 and "FT.CREATE" in schema.stdout) or schema.returncode in (1, 2)
 
 
+def test_exit_codes_through_the_script(tmp_path: Path, store: str) -> None:
+    ok = chatmem_cmd("show", "c1", "--url", store, cwd=tmp_path)
+    assert ok.returncode == 0 and "hello" in ok.stdout and ok.stderr == ""
+    missing = chatmem_cmd("show", "nope", "--url", store, cwd=tmp_path)
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert missing.stderr == "chatmem: no such conversation: 'nope'\n"
+    no_store = chatmem_cmd("stats", "--url", "sqlite:///absent.db", cwd=tmp_path)
+    assert no_store.returncode == 1 and not (tmp_path / "absent.db").exists()
+    usage = chatmem_cmd("rm", "c1", cwd=tmp_path)  # no --url, no $CHATMEM_URL
+    assert usage.returncode == 2 and "--url" in usage.stderr
+
+
 def test_scheme_is_case_insensitive(run: Callable[..., tuple[int, str, str]], store: str) -> None:
     code, out, err = run("ls", "--url", store.replace("sqlite", "SQLite", 1))
     assert (code, out.split(), err) == (0, ["c1", "c2"], "")
