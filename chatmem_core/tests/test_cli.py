@@ -288,7 +288,7 @@ def test_chatmem_url_counts_as_explicit(
 ) -> None:
     monkeypatch.setenv("CHATMEM_URL", store)
     code, out, err = run("rm", "c2")
-    assert code == 0 and err == "removed conversation 'c2' (1 messages)\n" and out == ""
+    assert code == 0 and err == "removed conversation 'c2' (1 message)\n" and out == ""
     assert list(ids_in(store)) == ["c1"]
 
 

@@ -91,7 +91,10 @@ def _rm(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 missing.append(cid)
                 continue
             repo.delete_by_conversation_id(cid)
-            print(f"removed conversation {cid!r} ({count} messages)", file=err)
+            print(
+                f"removed conversation {cid!r} ({count} message{'s' if count != 1 else ''})",
+                file=err,
+            )
     if missing:
         raise ConversationNotFoundError(missing)
     return 0
