@@ -54,13 +54,23 @@ store URLs: sqlite:///chat.db, postgresql://user:pw@host/db, redis://host:6379/0
 Run "chatmem COMMAND --help" for a command's options."""
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps line breaks in descriptions and lists commands like options (no bare
+    ``COMMAND`` line above them)."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):
+            return "".join(self._format_action(a) for a in action._get_subactions())
+        return super()._format_action(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command-line grammar."""
     parser = argparse.ArgumentParser(
         prog="chatmem",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"chatmem {__version__}")
     parser.add_argument(
