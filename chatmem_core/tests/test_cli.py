@@ -378,3 +378,19 @@ def test_unexpected_errors_are_one_line(
     code, out, err = run("ls", "--url", store)
     assert code == 1 and out == "" and "Traceback" not in err
     assert err.startswith("chatmem: unexpected RuntimeError: driver exploded")
+
+
+def test_import_from_a_pipe(tmp_path: Path, store: str) -> None:
+    """``... | chatmem import --url URL``: stdin is spooled, validated, then written."""
+    line = '{"conversation_id": "piped", "messages": [{"v": 1, "type": "USER", "text": "hi"}]}\n'
+    done = chatmem_cmd("import", "--url", store, cwd=tmp_path, input=line)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == "imported 1 conversations (1 messages)\n"
+    assert ids_in(store)["piped"] == ["hi"]
+    bad = subprocess.run(
+        [str(BIN), "import", "--url", store],
+        input=b'{"conversation_id": "caf\xe9", "messages": []}\n',
+        capture_output=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith(b"chatmem: FILE: is not UTF-8 text")

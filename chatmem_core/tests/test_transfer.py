@@ -121,6 +121,10 @@ def test_import_validates_the_whole_file_before_writing() -> None:
     with pytest.raises(InvalidArgumentError, match="line 15"):
         import_conversations(target, io.StringIO("\n".join(lines) + "\n"))
     assert target.find_conversation_ids() == []
+    too_long = [conversation_to_line_for("ok"), conversation_to_line_for("x" * 256)]
+    with pytest.raises(InvalidArgumentError, match=r"line 2\.conversation_id"):
+        import_conversations(target, too_long)
+    assert target.find_conversation_ids() == []
     dup = [
         conversation_to_line_for("a"),
         conversation_to_line_for("b"),

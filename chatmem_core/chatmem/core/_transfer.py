@@ -22,6 +22,7 @@ import io
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
@@ -202,39 +203,55 @@ def export_conversations(
     return ExportResult(written, tuple(vanished))
 
 
-def _rewindable(source: TextIO | Iterable[str]) -> Callable[[], Iterator[str]]:
-    """A way to read ``source`` twice (validate, then write) without holding it in memory: a
-    seekable file is re-read, a list re-iterated, anything else (a pipe) spooled to disk."""
-    if isinstance(source, (list, tuple)):
-        items = source
-        return lambda: iter(items)
-    if isinstance(source, io.IOBase) and source.seekable():
-        stream = source
-        start = stream.tell()
-    else:
-        stream = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives on)
-        stream.writelines(source)
-        start = 0
-
-    def again() -> Iterator[str]:
-        stream.seek(start)
-        return iter(stream)
-
-    return again
-
-
-def _records(lines: Iterable[str]) -> Iterator[tuple[int, str, list[Message]]]:
+def _decoded(lines: Iterable[str]) -> Iterator[str]:
+    """``lines``, with a decoding failure turned into an input error (decoding runs ahead of
+    the lines handed out, so the line number is approximate)."""
     n, it = 0, iter(lines)
     while True:
         try:
             line = next(it)
         except StopIteration:
             return
-        except UnicodeDecodeError as exc:  # decoding runs ahead of lines: say "near"
+        except UnicodeDecodeError as exc:
             raise InvalidArgumentError("input", f"is not UTF-8 text (near line {n + 1})") from exc
         n += 1
+        yield line
+
+
+@contextmanager
+def _rewindable(source: TextIO | Iterable[str]) -> Iterator[Callable[[], Iterator[str]]]:
+    """A way to read ``source`` twice (validate, then write) without holding it in memory: a
+    seekable file is re-read, a list re-iterated, anything else (a pipe) spooled to disk."""
+    if isinstance(source, (list, tuple)):
+        items = source
+        yield lambda: iter(items)
+        return
+    if isinstance(source, io.IOBase) and source.seekable():
+        stream, start = source, source.tell()
+
+        def again() -> Iterator[str]:
+            stream.seek(start)
+            return _decoded(stream)
+
+        yield again
+        return
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        spool.writelines(_decoded(source))
+
+        def from_spool() -> Iterator[str]:
+            spool.seek(0)
+            return iter(spool)
+
+        yield from_spool
+
+
+def _records(lines: Iterable[str], max_id_length: int) -> Iterator[tuple[int, str, list[Message]]]:
+    for n, line in enumerate(lines, 1):
         if line.strip():
             cid, msgs = line_to_conversation(line, where=f"line {n}")
+            validate_conversation_id(
+                cid, argument=f"line {n}.conversation_id", max_length=max_id_length
+            )
             yield n, cid, msgs
 
 
@@ -255,9 +272,20 @@ def import_conversations(
     fails part-way, ImportIncompleteError says which conversations were written."""
     if replace and skip_existing:
         raise InvalidArgumentError("skip_existing", "cannot be combined with replace")
-    read = _rewindable(source)
+    with _rewindable(source) as read:
+        return _import(repo, read, replace=replace, skip_existing=skip_existing)
+
+
+def _import(
+    repo: BaseChatMemoryRepository,
+    read: Callable[[], Iterator[str]],
+    *,
+    replace: bool,
+    skip_existing: bool,
+) -> ImportResult:
+    limit = repo.max_conversation_id_length
     first_line: dict[str, int] = {}
-    for n, cid, _ in _records(read()):
+    for n, cid, _ in _records(read(), limit):
         if cid in first_line:
             raise InvalidArgumentError(
                 f"line {n}", f"conversation {cid!r} already appeared on line {first_line[cid]}"
@@ -268,11 +296,12 @@ def import_conversations(
         existing = {cid for cid in first_line if _exists(repo, cid)}
         if existing and not skip_existing:
             raise ImportConflictError(sorted(existing, key=first_line.__getitem__))
+    skipped = tuple(sorted(existing, key=first_line.__getitem__))
     written: list[str] = []
     deleted: list[str] = []
     empty: list[str] = []
     messages = 0
-    for _, cid, msgs in _records(read()):
+    for _, cid, msgs in _records(read(), limit):
         if cid in existing:
             continue
         if not msgs and not replace:
@@ -281,11 +310,10 @@ def import_conversations(
         try:
             repo.save_all(cid, msgs)
         except ChatMemoryError as exc:
-            done = ImportResult(tuple(written), messages, tuple(existing), tuple(deleted))
+            done = ImportResult(tuple(written), messages, skipped, tuple(deleted), tuple(empty))
             raise ImportIncompleteError(done, cid, exc) from exc
         (written if msgs else deleted).append(cid)
         messages += len(msgs)
-    skipped = tuple(sorted(existing, key=first_line.__getitem__))
     return ImportResult(tuple(written), messages, skipped, tuple(deleted), tuple(empty))
 
 

@@ -4,6 +4,7 @@ without ever losing data by default (see ``chatmem.core._transfer``)."""
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import tempfile
@@ -65,10 +66,19 @@ def _summary(result: ImportResult) -> str:
     return ", ".join(parts)
 
 
+def _stdin() -> TextIO:
+    """stdin decoded as strict UTF-8 whatever the locale (a C locale would otherwise smuggle
+    undecodable bytes in as surrogates)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # replaced by a text stream (tests, embedding)
+        return sys.stdin
+    return io.TextIOWrapper(buffer, encoding="utf-8", errors="strict")
+
+
 def _import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     url = resolve_url(getattr(args, "url", None), writes=True, command="import")
     try:
-        source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+        source = _stdin() if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
         raise UsageError(f"FILE: cannot read {args.input}: {exc.strerror}") from None
     try:
@@ -85,7 +95,7 @@ def _import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         written = ", ".join(repr(c) for c in done.written) or "none"
         raise CliError(f"{exc}. Written: {written}.") from None
     finally:
-        if source is not sys.stdin:
+        if args.input != "-":
             source.close()
     for cid in result.skipped_existing:
         print(f"skipped {cid!r}: already in the store", file=err)
