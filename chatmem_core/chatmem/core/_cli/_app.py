@@ -15,7 +15,7 @@ from .._errors import (
     MissingDependencyError,
     SchemaError,
 )
-from . import _demo, _inspect, _move
+from . import _demo, _inspect, _longterm, _move
 from ._args import SubParsers
 from ._errors import (
     EXIT_BROKEN_PIPE,
@@ -33,6 +33,7 @@ COMMAND_GROUPS: list[Callable[[SubParsers], None]] = [
     _demo.register,
     _inspect.register,
     _move.register,
+    _longterm.register,
 ]
 
 DESCRIPTION = """\
