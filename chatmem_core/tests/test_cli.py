@@ -103,7 +103,8 @@ def test_help_reads_cleanly_and_documents_exit_codes(tmp_path: Path) -> None:
     for line in ("0    success", "1    not found", "2    usage or input error"):
         assert line in done.stdout
     assert "stdout" in done.stdout and "stderr" in done.stdout
-    for command in ("demo", "ls", "show", "rm", "stats", "schema", "export", "import", "migrate"):
+    commands = ("demo", "ls", "show", "rm", "stats", "schema", "export", "import", "migrate")
+    for command in (*commands, "memories", "serve"):
         sub = chatmem_cmd(command, "--help", cwd=tmp_path)
         assert sub.returncode == 0 and "`" not in sub.stdout
         description = sub.stdout.split("\n\n")[1]
