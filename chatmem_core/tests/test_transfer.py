@@ -161,7 +161,10 @@ def test_a_failed_import_reports_exactly_what_was_applied() -> None:
     with pytest.raises(ImportIncompleteError) as info:
         import_conversations(target, lines)
     assert info.value.result.written == ("c1", "c2", "c3")
-    assert info.value.failed_id == "c4"
+    assert (info.value.failed_line, info.value.failed_id) == (4, "c4")
+    assert "failed at line 4" in str(info.value) and "3 conversation(s) before it" in str(
+        info.value
+    )
     assert isinstance(info.value.__cause__, BackendError)
     assert sorted(target.find_conversation_ids()) == ["c1", "c2", "c3"]
 
@@ -475,3 +478,40 @@ def test_cli_bad_files_are_input_errors(
     assert main(["export", "c1", "nope", "--url", src, "-o", str(good)]) == 1
     assert good.read_text(encoding="utf-8") == "old content\n"  # never truncated on failure
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".good")] == []
+
+
+def test_cli_import_says_exactly_what_was_applied_when_the_store_fails(
+    sqlite_url: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real SQLite store that refuses conversation c4 (a trigger), as a failing disk would.
+    (The SQL store reports the trigger's abort as a conflict after its retries; what matters
+    here is that the command says which lines were applied.)"""
+    import sqlite3
+
+    from chatmem.core import repository_from_url
+    from chatmem.core._transfer import conversation_to_line
+
+    dst = sqlite_url("dst.db")
+    repository_from_url(dst).save_all("c2", [UserMessage("already here")])
+    db = sqlite3.connect(tmp_path / "dst.db")
+    db.execute(
+        "CREATE TRIGGER refuse_c4 BEFORE INSERT ON ai_chat_memory "
+        "WHEN NEW.conversation_id = 'c4' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+    )
+    db.commit()
+    db.close()
+    dump = tmp_path / "dump.jsonl"
+    lines = [conversation_to_line(f"c{i}", dated(turn(i))) for i in range(1, 7)]
+    dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import", str(dump), "--url", dst, "--skip-existing"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "skipped 'c2': already in the store"
+    assert err[1] == (
+        "before the failure: imported 2 conversations (4 messages), skipped 1 already in the store"
+    )
+    assert err[2].startswith("chatmem: the store failed at line 4 ('c4': ")
+    assert "run it again with --skip-existing" in err[2]
+    stored = repository_from_url(dst)
+    assert sorted(stored.find_conversation_ids()) == ["c1", "c2", "c3"]
+    assert stored.find_by_conversation_id("c2") == [UserMessage("already here")]

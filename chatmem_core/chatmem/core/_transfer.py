@@ -61,17 +61,20 @@ class ImportConflictError(ChatMemoryError):
 
 
 class ImportIncompleteError(ChatMemoryError):
-    """The store failed part-way through an import; ``result`` says exactly what was applied
-    (each conversation is written atomically, so none is half-written). ``__cause__`` is the
-    store's error."""
+    """The store failed part-way through an import. Lines are written in file order and each
+    conversation atomically, so exactly the records before ``failed_line`` were applied
+    (``result`` lists them, and those skipped); ``__cause__`` is the store's error."""
 
-    def __init__(self, result: ImportResult, failed_id: str, error: BaseException) -> None:
+    def __init__(
+        self, result: ImportResult, failed_line: int, failed_id: str, error: BaseException
+    ) -> None:
         self.result = result
+        self.failed_line = failed_line
         self.failed_id = failed_id
         super().__init__(
-            f"the store failed while writing {failed_id!r} ({error}); "
-            f"{len(result.written)} conversation(s) had been written before it, "
-            "the rest were not written"
+            f"the store failed at line {failed_line} ({failed_id!r}: {error}); the "
+            f"{len(result.written) + len(result.deleted)} conversation(s) before it were "
+            f"written, line {failed_line} and after were not"
         )
 
 
@@ -301,7 +304,7 @@ def _import(
     deleted: list[str] = []
     empty: list[str] = []
     messages = 0
-    for _, cid, msgs in _records(read(), limit):
+    for n, cid, msgs in _records(read(), limit):
         if cid in existing:
             continue
         if not msgs and not replace:
@@ -311,7 +314,7 @@ def _import(
             repo.save_all(cid, msgs)
         except ChatMemoryError as exc:
             done = ImportResult(tuple(written), messages, skipped, tuple(deleted), tuple(empty))
-            raise ImportIncompleteError(done, cid, exc) from exc
+            raise ImportIncompleteError(done, n, cid, exc) from exc
         (written if msgs else deleted).append(cid)
         messages += len(msgs)
     return ImportResult(tuple(written), messages, skipped, tuple(deleted), tuple(empty))

@@ -91,9 +91,11 @@ def _import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{exc}. Pass --replace to overwrite them or --skip-existing to keep them."
         ) from None
     except ImportIncompleteError as exc:
-        done = exc.result
-        written = ", ".join(repr(c) for c in done.written) or "none"
-        raise CliError(f"{exc}. Written: {written}.") from None
+        for cid in exc.result.skipped_existing:
+            print(f"skipped {cid!r}: already in the store", file=err)
+        print(f"before the failure: {_summary(exc.result)}", file=err)
+        again = "the same command" if args.replace else "it again with --skip-existing"
+        raise CliError(f"{exc}. Once the store is fixed, run {again} to add the rest.") from None
     finally:
         if args.input != "-":
             source.close()
