@@ -45,6 +45,7 @@ from ._repository import (
     stamp,
     window_source,
 )
+from ._token_window import DEFAULT_MAX_TOKENS, TokenWindowChatMemory, token_window_of
 from ._turns import (
     ChatTurn,
     Preprocessor,
@@ -70,6 +71,7 @@ __version__ = _version()
 __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
+    "DEFAULT_MAX_TOKENS",
     "FORMAT_VERSION",
     "AssistantMessage",
     "BackendError",
@@ -94,6 +96,7 @@ __all__ = [
     "Preprocessor",
     "SchemaError",
     "SystemMessage",
+    "TokenWindowChatMemory",
     "ToolCall",
     "ToolResponse",
     "ToolResponseMessage",
@@ -115,6 +118,7 @@ __all__ = [
     "retry",
     "stamp",
     "to_micros",
+    "token_window_of",
     "window_of",
     "window_size",
     "window_source",
