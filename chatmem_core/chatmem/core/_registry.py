@@ -111,24 +111,3 @@ def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
     repo = cls.from_url(url, **options)  # type: ignore[attr-defined]
     assert isinstance(repo, BaseChatMemoryRepository)
     return repo
-
-
-def repository_class_for_url(url: str) -> type[BaseChatMemoryRepository]:
-    """The repository class ``url``'s scheme selects, imported but not connected."""
-    scheme = scheme_of(url)
-    if scheme == "memory":
-        return InMemoryChatMemoryRepository
-    try:
-        module_name, class_name, extra = BACKENDS[scheme]
-    except KeyError:
-        known = ", ".join(sorted([*BACKENDS, "memory"]))
-        raise InvalidArgumentError(
-            "url", f"unknown scheme {scheme!r}; known schemes: {known}"
-        ) from None
-    try:
-        module = importlib.import_module(module_name)
-    except MissingDependencyError as exc:
-        raise MissingDependencyError(extra, exc.name or module_name) from exc
-    cls = getattr(module, class_name)
-    assert isinstance(cls, type) and issubclass(cls, BaseChatMemoryRepository)
-    return cls

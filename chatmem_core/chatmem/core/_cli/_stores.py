@@ -20,14 +20,9 @@ from ._errors import CliError, UsageError, as_usage_error
 DEFAULT_URL = "sqlite:///chatmem-demo.db"
 URL_ENV = "CHATMEM_URL"
 
-# Options that make a repository create nothing (no file, tables, index or constraint), per
-# scheme; a scheme not listed creates nothing when it only reads.
-_JDBC = ("sqlite", "postgresql", "postgres", "mysql", "mariadb", "mssql", "oracle")
-READ_ONLY_OPTIONS: dict[str, dict[str, Any]] = {
-    **{s: {"initialize_schema": "never"} for s in _JDBC},
-    **{s: {"initialize_schema": False} for s in ("redis", "rediss", "cassandra", "neo4j", "bolt")},
-    "mongodb": {"create_indexes": False},
-}
+# Every store takes initialize_schema="never": create nothing, and fail with SchemaError on
+# first use when the schema is missing. (The in-memory store has nothing to create.)
+READ_ONLY_OPTIONS: dict[str, Any] = {"initialize_schema": "never"}
 
 
 def normalise_url(url: str) -> str:
@@ -71,7 +66,7 @@ def open_store(url: str, *, option: str, read_only: bool) -> BaseChatMemoryRepos
             raise CliError(
                 f"{option}: no SQLite database at {path} (reading commands never create one)"
             )
-    options = READ_ONLY_OPTIONS.get(scheme, {}) if read_only else {}
+    options = READ_ONLY_OPTIONS if read_only and scheme != "memory" else {}
     try:
         return repository_from_url(url, **options)
     except InvalidArgumentError as exc:
