@@ -21,9 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = ("jdbc", "cassandra", "neo4j", "mongo", "redis")
 
 KNOWN_CORE_TO_BACKEND: set[tuple[str, str]] = {
-    # `chatmem schema` still calls chatmem.jdbc.schema_sql; it is moving behind the URL
-    # registry (the repository class's schema_statements), then this entry goes.
-    ("chatmem.core._cli", "chatmem.jdbc"),
     # `chatmem memories` builds JdbcMemoryRecordRepository and its DDL by name; it should
     # find the record repository through a registry as the chat commands do.
     ("chatmem.core.longterm._cli", "chatmem.jdbc"),

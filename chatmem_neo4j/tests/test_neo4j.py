@@ -650,7 +650,12 @@ def test_database_option(server: ServerInfo, make_repository: Make) -> None:
     repo.save_all("db", [UserMessage("x")])
     assert repo.find_conversation_ids() == ["db"]
     if server.extra.get("edition") == "community":
-        bad = Neo4jChatMemoryRepository(driver_of(server), database="nosuchdb")
+        with pytest.raises(BackendError) as info:  # the default checks the schema at once
+            Neo4jChatMemoryRepository(driver_of(server), database="nosuchdb")
+        assert isinstance(info.value.__cause__, neo4j.exceptions.Neo4jError)
+        bad = Neo4jChatMemoryRepository(
+            driver_of(server), database="nosuchdb", initialize_schema="never"
+        )
         with pytest.raises(BackendError) as info:
             bad.find_by_conversation_id("db")
         assert isinstance(info.value.__cause__, neo4j.exceptions.Neo4jError)
@@ -659,7 +664,10 @@ def test_database_option(server: ServerInfo, make_repository: Make) -> None:
 def test_unreachable_server_is_backend_unavailable() -> None:
     driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{free_port()}", connection_timeout=2)
     try:
-        repo = Neo4jChatMemoryRepository(driver)
+        with pytest.raises(BackendUnavailableError) as info:  # the default creates the schema
+            Neo4jChatMemoryRepository(driver)
+        assert isinstance(info.value.__cause__, neo4j.exceptions.ServiceUnavailable)
+        repo = Neo4jChatMemoryRepository(driver, initialize_schema="never")
         with pytest.raises(BackendUnavailableError) as info:
             repo.find_by_conversation_id("x")
         assert isinstance(info.value.__cause__, neo4j.exceptions.ServiceUnavailable)
@@ -672,3 +680,18 @@ def test_injection_attempts_are_plain_values(repository: Any) -> None:
     repository.save_all(evil, [UserMessage(evil, metadata={evil: evil})])
     assert repository.find_by_conversation_id(evil)[0].metadata == {evil: evil}
     assert repository.find_conversation_ids() == [evil]
+
+
+def test_driver_options_reach_the_driver(server: ServerInfo) -> None:
+    assert server.url is not None
+    repo = Neo4jChatMemoryRepository.from_url(
+        server.url, driver_options={"connection_timeout": 4.5, "max_transaction_retry_time": 3.0}
+    )
+    try:
+        assert repo._driver._pool.pool_config.connection_timeout == 4.5
+        assert repo.find_by_conversation_id("none") == []
+    finally:
+        repo.close()
+    with pytest.raises(InvalidArgumentError) as info:
+        Neo4jChatMemoryRepository.from_url(server.url, driver_options=["x"])  # type: ignore[arg-type]
+    assert info.value.argument == "driver_options"

@@ -6,7 +6,8 @@ Routes (see ``conformance_tests/harness.py``):
 - local: Debian's PostgreSQL (``scripts/install/postgres.sh``): ``initdb`` into a temp dir
   owned by the ``postgres`` user (the server refuses to run as root), then ``pg_ctl start``
   on a free 127.0.0.1 port with its socket in that dir, trust auth for loopback only;
-- testcontainers: the pinned ``postgres:15.8`` image, on machines with Docker.
+- testcontainers: ``PostgresContainer`` on the pinned ``postgres:15.8`` image (or
+  ``CHATMEM_TC_IMAGE_POSTGRES``), on machines with Docker.
 
 Every test gets its own pair of tables (``cm_<suffix>``); ``cleanup`` drops them.
 """
@@ -20,10 +21,19 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import ServerInfo, Unavailable, free_port, tail
+from conformance_tests.harness import (
+    ServerInfo,
+    Unavailable,
+    container_extra,
+    free_port,
+    start_container,
+    tail,
+    testcontainers_image,
+)
 
 from ._sql import SqlHarness, scalar
 
@@ -115,20 +125,45 @@ class PostgresHarness(SqlHarness):
                 "start",
             )
             url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-            return self.server_info(url, "local", stop, root=str(root))
+            return self.server_info(
+                url, "local", stop, root=str(root), ctl=run, data=str(data), log=str(log),
+                options=options,
+            )  # fmt: skip
         except BaseException:
             stop()
             raise
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """``pg_ctl stop -m fast`` then ``start`` on the same data directory and port."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        run, data = server.extra["ctl"], server.extra["data"]
+        run("pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+        time.sleep(downtime)
+        run(
+            "pg_ctl", "-D", data, "-l", server.extra["log"], "-o", server.extra["options"],
+            "-w", "-t", str(START_TIMEOUT), "start",
+        )  # fmt: skip
 
     def start_testcontainers(self) -> ServerInfo:
         try:
             from testcontainers.postgres import PostgresContainer
         except ImportError as exc:
-            raise Unavailable("testcontainers[postgres] is not installed") from exc
-        container = PostgresContainer(self.testcontainers_image, driver="psycopg")
-        container.start()
-        url = container.get_connection_url()
-        return self.server_info(url, "testcontainers", container.stop)
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = PostgresContainer(testcontainers_image(self), driver="psycopg")
+        labels = start_container(container)
+        try:
+            return self.server_info(
+                container.get_connection_url(),
+                "testcontainers",
+                container.stop,
+                **container_extra(container, labels),
+            )
+        except BaseException:
+            container.stop()
+            raise
 
 
 def _server_user() -> str | None:

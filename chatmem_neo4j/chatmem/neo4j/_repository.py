@@ -41,8 +41,10 @@ from ._config import Neo4jConfig, parse_url
 from ._errors import rejected_before_commit, translate_errors
 from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
-ATTEMPTS = 30
-"""How often a statement the server rejected before commit (deadlock...) is re-run."""
+ATTEMPTS = 100
+"""How often a statement the server rejected before commit (deadlock...) is re-run: 16
+writers appending to one conversation deadlock often (each upgrades its lock on the session
+node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1 s."""
 
 T = TypeVar("T")
 _SCHEMA_LOCK = threading.Lock()
@@ -90,15 +92,21 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             self.create_schema()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> Neo4jChatMemoryRepository:
+    def from_url(
+        cls, url: str, *, driver_options: dict[str, Any] | None = None, **options: Any
+    ) -> Neo4jChatMemoryRepository:
         """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
-        URL (percent-encoded) become basic auth. ``close()`` closes this driver."""
+        URL (percent-encoded) become basic auth. ``driver_options`` go to
+        ``neo4j.GraphDatabase.driver`` (e.g. ``connection_timeout``,
+        ``max_transaction_retry_time``). ``close()`` closes this driver."""
         target = parse_url(url)
         auth = None
         if target.user is not None:
             auth = neo4j.basic_auth(target.user, target.password or "")
         Neo4jConfig.from_options(options)  # reject bad options before connecting
-        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
+        if driver_options is not None and not isinstance(driver_options, dict):
+            raise InvalidArgumentError("driver_options", "must be a dict of driver settings")
+        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth, **(driver_options or {}))
         repo = owning(driver, driver.close, lambda: cls(driver, **options))
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
@@ -229,13 +237,15 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         )
 
     def _retry(self, fn: Callable[[], T]) -> T:
-        """Re-run ``fn`` while the server rejects it before commit (deadlock, lock timeout)."""
+        """Re-run ``fn`` while the server rejects it before commit (deadlock, lock timeout);
+        jittered, so deadlocked writers do not retry in lockstep and deadlock again (16
+        writers on one conversation ran out of tries with a fixed 0.2 s cap)."""
         return retry(
             fn,
             attempts=ATTEMPTS,
             what="a Neo4j statement",
             base_sleep=0.002,
-            max_sleep=0.2,
+            max_sleep=1.0,
             retry_on=rejected_before_commit,
         )
 

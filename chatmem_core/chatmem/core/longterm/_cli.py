@@ -1,7 +1,8 @@
 """``chatmem memories ls|approve|reject|expire|rm|schema`` and ``chatmem serve``.
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
-main CLI calls it when ``handles(args)``). Records live in the SQL database at ``--url``.
+main CLI calls it when ``handles(args)``). Records live in the store at ``--url`` (SQL,
+Redis, MongoDB, Cassandra or Neo4j).
 ``serve`` runs the review page and API with uvicorn; it always requires an API key unless
 ``--no-auth`` is given on a loopback address, and it refuses a non-loopback ``--host``
 without an explicit key.
@@ -35,23 +36,46 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     store.add_argument(
         "--create-schema", action="store_true", help="create the record table if missing"
     )
-    memories = sub.add_parser("memories", parents=[common, store], help="review long-term memories")
-    actions = memories.add_subparsers(dest="memories_command", required=True)
-    ls = actions.add_parser("ls", parents=[common, store], help="list memories")
-    ls.add_argument("--user", dest="user_id")
-    ls.add_argument("--agent", dest="agent_id")
-    ls.add_argument("--status", choices=["pending", "approved", "rejected"])
-    ls.add_argument("--type", dest="memory_type", choices=["preference", "fact", "context"])
-    ls.add_argument("--limit", type=int, default=50)
-    ls.add_argument("--cursor")
+    memories = sub.add_parser(
+        "memories",
+        parents=[common, store],
+        help="review long-term memories",
+        description="List, approve, reject, expire or delete long-term memory records.",
+    )
+    actions = memories.add_subparsers(
+        dest="memories_command", required=True, metavar="ACTION", help="what to do"
+    )
+    ls = actions.add_parser(
+        "ls", parents=[common, store], help="list memories", description="List memory records."
+    )
+    ls.add_argument("--user", dest="user_id", help="only this user's memories")
+    ls.add_argument("--agent", dest="agent_id", help="only this agent's memories")
+    ls.add_argument(
+        "--status", choices=["pending", "approved", "rejected"], help="only this review status"
+    )
+    ls.add_argument(
+        "--type",
+        dest="memory_type",
+        choices=["preference", "fact", "context"],
+        help="only this memory type",
+    )
+    ls.add_argument("--limit", type=int, default=50, help="records per page (default 50)")
+    ls.add_argument("--cursor", help="the cursor a previous page printed, for the next page")
     ls.add_argument("--json", action="store_true", help="print JSON Lines")
     for name in ("approve", "reject"):
-        review = actions.add_parser(name, parents=[common, store], help=f"{name} a memory")
-        review.add_argument("id")
-        review.add_argument("--reviewer")
-        review.add_argument("--reason")
-    rm = actions.add_parser("rm", parents=[common, store], help="delete a memory")
-    rm.add_argument("id")
+        review = actions.add_parser(
+            name,
+            parents=[common, store],
+            help=f"{name} a memory",
+            description=f"{name.capitalize()} a pending memory record.",
+        )
+        review.add_argument("id", help="memory record id")
+        review.add_argument("--reviewer", help="who reviewed it")
+        review.add_argument("--reason", help="why (kept with the record)")
+    rm = actions.add_parser(
+        "rm", parents=[common, store], help="delete a memory", description="Delete a memory."
+    )
+    rm.add_argument("id", help="memory record id")
     actions.add_parser(
         "expire", parents=[common, store], help="reject pending memories past their review window"
     )
@@ -59,10 +83,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "schema", parents=[common, store], help="print the record table DDL for --url"
     )
     serve = sub.add_parser(
-        "serve", parents=[common, store], help="run the review page and REST API"
+        "serve",
+        parents=[common, store],
+        help="run the review page and REST API",
+        description="Serve the memory review page and REST API (needs the api extra).",
     )
-    serve.add_argument("--host", default=DEFAULT_HOST)
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST})")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
+    )
     serve.add_argument("--api-key", default=None, help=f"API key (default ${API_KEY_ENV})")
     serve.add_argument(
         "--no-auth", action="store_true", help="no API key (loopback addresses only)"
@@ -74,8 +103,32 @@ def handles(args: argparse.Namespace) -> bool:
     return getattr(args, "command", None) in COMMANDS
 
 
+# URL scheme (before any "+driver") -> (module, class) of the record stores outside SQL
+RECORD_STORES: dict[str, tuple[str, str]] = {
+    "redis": ("chatmem.redis", "RedisMemoryRecordRepository"),
+    "rediss": ("chatmem.redis", "RedisMemoryRecordRepository"),
+    "mongodb": ("chatmem.mongo", "MongoMemoryRecordRepository"),
+    "mongodb+srv": ("chatmem.mongo", "MongoMemoryRecordRepository"),
+    "cassandra": ("chatmem.cassandra", "CassandraMemoryRecordRepository"),
+    "neo4j": ("chatmem.neo4j", "Neo4jMemoryRecordRepository"),
+    "bolt": ("chatmem.neo4j", "Neo4jMemoryRecordRepository"),
+}
+
+
 def open_store(url: str, table_name: str | None, create: bool) -> MemoryRecordRepository:
-    """The SQL record store at ``url``."""
+    """The record store at ``url``: SQL through ``chatmem.jdbc``, else the store its scheme
+    names (those create their index or constraints when missing, as by default)."""
+    import importlib
+
+    scheme = url.split("://", 1)[0].lower() if isinstance(url, str) else ""
+    found = RECORD_STORES.get(scheme) or RECORD_STORES.get(scheme.split("+", 1)[0])
+    if found is not None:
+        if table_name is not None:
+            raise InvalidArgumentError("--table-name", f"applies to SQL stores, not {scheme}://")
+        store: MemoryRecordRepository = getattr(
+            importlib.import_module(found[0]), found[1]
+        ).from_url(url)
+        return store
     from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, JdbcMemoryRecordRepository
 
     return JdbcMemoryRecordRepository(
@@ -131,6 +184,20 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             )
             return 0
         store = open_store(args.url, args.table_name, args.create_schema)
+        try:
+            return _run_memories(store, args, out)
+        finally:
+            close = getattr(store, "close", None)  # the client or cluster it opened
+            if close is not None:
+                close()
+    except ChatMemoryError as exc:
+        print(f"chatmem: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_memories(store: MemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``memories ls|approve|reject|rm|expire`` on an open store."""
+    try:
         command = args.memories_command
         if command == "ls":
             page = store.find(
