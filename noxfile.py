@@ -43,7 +43,8 @@ MATRIX = [
     for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
 ]
 PACKAGES = [
-    f"chatmem_{p}/chatmem" for p in ("core", "jdbc", "cassandra", "neo4j", "mongo", "redis")
+    f"chatmem_{p}/chatmem"
+    for p in ("core", "jdbc", "cassandra", "neo4j", "mongo", "redis", "testing")
 ]
 
 
@@ -112,7 +113,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on our packages (drivers installed so their types are checked too)."""
-    session.install("-e", f".[all,{FRAMEWORKS}]", "mypy>=1.11")
+    session.install("-e", f".[all,testing,{FRAMEWORKS}]", "mypy>=1.11")
     session.run("mypy", *PACKAGES)
 
 

@@ -1,160 +1,27 @@
-"""The harness interface: how the conformance suite gets a real server and repositories.
+"""Kept for imports that predate the kit: the harness interface lives in chatmem.testing."""
 
-One ``Harness`` subclass per backend lives in ``conformance_tests/harnesses/<name>.py`` and
-sets ``HARNESS = <class>``. Provisioning tries, in order:
+from chatmem.testing.harness import (
+    Harness,
+    ServerInfo,
+    Unavailable,
+    cache_dir,
+    docker_available,
+    free_port,
+    stop_process,
+    tail,
+    unique_suffix,
+    wait_for_port,
+)
 
-1. ``env_var`` (for example ``CHATMEM_TEST_POSTGRES_URL``): an explicit server URL;
-2. ``start_local(workdir)``: a real server started by our own tooling on a free loopback port;
-3. ``start_testcontainers()``: only when a Docker daemon answers a ping;
-4. otherwise the backend is skipped with the collected reasons, unless it is required
-   (``CHATMEM_REQUIRE_BACKENDS=name,name`` or ``all``), in which case the run fails.
-
-Each route returns a ``ServerInfo`` naming the product and version it reached (a stand-in
-names itself in ``stand_in``). ``make_repository`` gives every test an isolated repository
-(its own table, prefix, collection, labels or cleared data) and ``cleanup`` removes it.
-"""
-
-from __future__ import annotations
-
-import os
-import socket
-import subprocess
-import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
-
-from chatmem.core import BaseChatMemoryRepository
-
-
-class Unavailable(Exception):
-    """A provisioning route cannot give a server here; the message says why."""
-
-
-@dataclass
-class ServerInfo:
-    """What a provisioning route reached."""
-
-    product: str
-    version: str
-    url: str | None
-    route: str  # "env", "local", "testcontainers", "embedded"
-    stand_in: str | None = None
-    stop: Callable[[], None] = lambda: None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        name = f"{self.product} {self.version}".strip()
-        return f"{name} (stand-in: {self.stand_in})" if self.stand_in else name
-
-
-class Harness(ABC):
-    """Start a server for one backend and make isolated repositories on it."""
-
-    name: ClassVar[str]
-    env_var: ClassVar[str | None] = None
-    testcontainers_image: ClassVar[str | None] = None
-
-    def from_env(self, url: str) -> ServerInfo:
-        """Describe a server given by URL (probe its version)."""
-        raise Unavailable("this backend takes no URL")
-
-    def start_local(self, workdir: Path) -> ServerInfo:
-        """Start a real server on loopback with our own tooling."""
-        raise Unavailable("no local server route")
-
-    def start_testcontainers(self) -> ServerInfo:
-        """Start the pinned image with testcontainers (Docker machines only)."""
-        raise Unavailable("no testcontainers route")
-
-    @abstractmethod
-    def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
-        """A repository with its schema initialised. Without namespace options (see
-        ``namespace_options``) it gets a fresh namespace sharing no data with other tests;
-        with them, several repositories share one namespace (the first-use race test)."""
-
-    def namespace_options(self) -> dict[str, Any]:
-        """Options naming a fresh, not yet created namespace (table, prefix, labels...)."""
-        return {}
-
-    def connect_spec(
-        self, server: ServerInfo, repository: BaseChatMemoryRepository
-    ) -> tuple[str, dict[str, Any]] | None:
-        """``(url, options)`` from which another process can reach the same data through
-        ``chatmem.core.repository_from_url``; None for in-process stores."""
-        return None
-
-    def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:  # noqa: B027
-        """Remove what ``make_repository`` created (tables, keys, collections)."""
-
-
-# -- helpers shared by harnesses -------------------------------------------------------
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(
-    port: int, timeout: float, proc: subprocess.Popen[Any] | None = None, log: Path | None = None
-) -> None:
-    """Wait until 127.0.0.1:port accepts, failing early (with the log) if ``proc`` died."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise Unavailable(f"server exited with {proc.returncode}: {tail(log)}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise Unavailable(f"server did not listen on {port} within {timeout:.0f}s: {tail(log)}")
-
-
-def tail(log: Path | None, lines: int = 40) -> str:
-    """The end of a server log, for error messages."""
-    if log is None or not log.exists():
-        return "(no log)"
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-
-
-def stop_process(proc: subprocess.Popen[Any], grace: float = 20.0) -> None:
-    """SIGTERM, wait ``grace`` seconds, then SIGKILL."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-
-
-def docker_available() -> bool:
-    """True when a Docker daemon answers a ping (testcontainers can start containers)."""
-    try:
-        import docker  # type: ignore[import-not-found]
-
-        docker.from_env(timeout=3).ping()
-        return True
-    except Exception:
-        return False
-
-
-def unique_suffix() -> str:
-    """A short unique token for per-test table, prefix or collection names."""
-    import uuid
-
-    return uuid.uuid4().hex[:10]
-
-
-def cache_dir(*parts: str) -> Path:
-    """A cache folder outside the checkout that survives between runs on one machine."""
-    base = Path(os.environ.get("CHATMEM_CACHE", Path.home() / ".cache" / "chatmem"))
-    path = base.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+__all__ = [
+    "Harness",
+    "ServerInfo",
+    "Unavailable",
+    "cache_dir",
+    "docker_available",
+    "free_port",
+    "stop_process",
+    "tail",
+    "unique_suffix",
+    "wait_for_port",
+]
