@@ -57,6 +57,8 @@ def test_ttl_expires_an_idle_conversation_as_a_whole(
     assert "idle" not in repo.find_conversation_ids()
     assert repo.find_last("idle", 5) == []
     assert MessageWindowChatMemory(repo, max_messages=10).get("idle") == []
+    if Capability.SEARCH in type(repo).capabilities:  # its messages left the index too
+        assert repo.find_by_type("SYSTEM", conversation_id="idle") == []  # type: ignore[attr-defined]
 
 
 @pytest.mark.capability(Capability.TTL)
