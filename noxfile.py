@@ -14,7 +14,7 @@ import nox
 
 nox.options.error_on_missing_interpreters = False
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "typecheck", "unit", "conformance", "integrations"]
+nox.options.sessions = ["lint", "typecheck", "unit", "conformance", "integrations", "kit"]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 MAIN_PYTHON = "3.11"
@@ -70,6 +70,21 @@ def conformance(session: nox.Session, backend: str) -> None:
         "-rs",
         *session.posargs,
     )
+
+
+THIRD_PARTY = "conformance_tests/fixtures/thirdparty_backend"
+
+
+@nox.session(python=MAIN_PYTHON)
+def kit(session: nox.Session) -> None:
+    """A third-party backend outside our package tree runs the whole shipped suite: chatmem
+    (built as a wheel, with the testing extra) and the fixture package in one venv, then
+    plain ``pytest`` with only the lines README "Adding a backend" shows."""
+    root = Path(__file__).parent.resolve()
+    session.install(f"chatmem[testing] @ {root.as_uri()}", str(root / THIRD_PARTY))
+    session.env.setdefault("CHATMEM_SUMMARY_DIR", str(root / ".work" / "summary"))
+    session.chdir(root / THIRD_PARTY)
+    session.run("pytest", "-q", "-rs", *session.posargs)
 
 
 FRAMEWORKS = "langchain,llamaindex"
