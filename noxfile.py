@@ -97,7 +97,14 @@ def unit(session: nox.Session) -> None:
     the LangChain/LlamaIndex conversions and adapters on the in-memory store and SQLite."""
     _install(session, f"sqlite,{FRAMEWORKS}")
     session.run(
-        "pytest", "chatmem_core/tests", "-q", "-rs", "--backend", "memory", *session.posargs
+        "pytest",
+        "chatmem_core/tests",
+        "chatmem_testing/tests",
+        "-q",
+        "-rs",
+        "--backend",
+        "memory",
+        *session.posargs,
     )
 
 
