@@ -81,9 +81,10 @@ def kit(session: nox.Session) -> None:
     (built as a wheel, with the testing extra) and the fixture package in one venv, then
     plain ``pytest`` with only the lines README "Adding a backend" shows."""
     root = Path(__file__).parent.resolve()
-    session.install(f"chatmem[testing] @ {root.as_uri()}", str(root / THIRD_PARTY))
+    session.install(f"chatmem[testing] @ {root.as_uri()}", str(root / THIRD_PARTY), "mypy>=1.11")
     session.env.setdefault("CHATMEM_SUMMARY_DIR", str(root / ".work" / "summary"))
     session.chdir(root / THIRD_PARTY)
+    session.run("mypy", "--strict", "src")  # the shipped kit and core are typed for them too
     session.run("pytest", "-q", "-rs", *session.posargs)
 
 
