@@ -97,7 +97,7 @@ class Harness(ABC):
 
     # -- capability hooks (used only when the repository class claims the capability) ----
     #: The TTL the shared TTL tests use: short, but one the store honours exactly.
-    test_ttl: ClassVar[timedelta] = timedelta(seconds=3)
+    short_ttl: ClassVar[timedelta] = timedelta(seconds=3)
 
     def ttl_options(self, ttl: timedelta) -> dict[str, Any]:
         """Options for ``make_repository`` giving a repository whose conversations expire

@@ -168,10 +168,10 @@ def ttl_repository(
     harness: Harness,
     make_repository: Callable[..., BaseChatMemoryRepository],
 ) -> BaseChatMemoryRepository:
-    """A repository whose conversations expire ``harness.test_ttl`` after their last write
+    """A repository whose conversations expire ``harness.short_ttl`` after their last write
     (the test is skipped for a repository class that does not claim TTL)."""
     require_capability(repository, Capability.TTL)
-    return make_repository(**harness.ttl_options(harness.test_ttl))
+    return make_repository(**harness.ttl_options(harness.short_ttl))
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ def test_ttl_expires_an_idle_conversation_as_a_whole(
     repo.save_all("idle", full_corpus() + turn(1))
     repo.append("idle", turn(2))
     assert _texts(repo, "idle") == whole  # not expired right after the write
-    ttl = harness.test_ttl.total_seconds()
+    ttl = harness.short_ttl.total_seconds()
     _wait_until_gone(repo, "idle", whole, ttl + harness.expiry_grace(server))
     assert "idle" not in repo.find_conversation_ids()
     assert repo.find_last("idle", 5) == []
@@ -67,7 +67,7 @@ def test_an_expired_conversation_starts_afresh(
 ) -> None:
     repo = ttl_repository
     repo.save_all("again", turn(1) + turn(2))
-    ttl = harness.test_ttl.total_seconds()
+    ttl = harness.short_ttl.total_seconds()
     _wait_until_gone(repo, "again", ["u1", "a1", "u2", "a2"], ttl + harness.expiry_grace(server))
     repo.append("again", UserMessage("new life"))
     assert _texts(repo, "again") == ["new life"]
@@ -79,7 +79,7 @@ def test_ttl_slides_on_every_write_and_expires_idle_conversations_only(
     ttl_repository: Repo, harness: Harness, server: ServerInfo
 ) -> None:
     repo = ttl_repository
-    ttl = harness.test_ttl.total_seconds()
+    ttl = harness.short_ttl.total_seconds()
     memory = MessageWindowChatMemory(repo, max_messages=1000)
     call = AssistantMessage(None, tool_calls=(ToolCall(id="c", name="f"),))
     memory.add("busy", [UserMessage("q0"), call])
