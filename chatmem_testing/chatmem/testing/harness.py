@@ -82,7 +82,9 @@ class Harness(ABC):
         with them, several repositories share one namespace (the first-use race test)."""
 
     def namespace_options(self) -> dict[str, Any]:
-        """Options naming a fresh, not yet created namespace (table, prefix, labels...)."""
+        """Options naming a fresh, not yet created namespace (table, prefix, labels...).
+        Every repository made with the same options must see one store: the default ``{}``
+        is right only when ``make_repository()`` always returns views of one shared store."""
         return {}
 
     def connect_spec(
