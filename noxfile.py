@@ -14,7 +14,16 @@ import nox
 
 nox.options.error_on_missing_interpreters = False
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "typecheck", "unit", "conformance", "integrations", "kit"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "unit",
+    "conformance",
+    "integrations",
+    "longterm",
+    "longterm_browser",
+    "kit",
+]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 MAIN_PYTHON = "3.11"
@@ -136,8 +145,50 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on our packages (drivers installed so their types are checked too)."""
-    session.install("-e", f".[all,testing,{FRAMEWORKS}]", "mypy>=1.11")
+    session.install("-e", f".[all,api,testing,{FRAMEWORKS}]", "mypy>=1.11")
     session.run("mypy", *PACKAGES)
+
+
+LONGTERM = "conformance_tests/longterm"
+LONGTERM_BACKENDS = ["memory", "sqlite", "postgres", "mariadb"]
+
+
+@nox.session(python=MAIN_PYTHON)
+@nox.parametrize("backend", [nox.param(b, id=b) for b in LONGTERM_BACKENDS])
+def longterm(session: nox.Session, backend: str) -> None:
+    """Long-term memory: the record suite and the worked examples on each store; on memory
+    also the pure rules, analysis, injection, API and README example; on SQLite the CLI."""
+    driver = BACKENDS[backend][0]
+    _install(
+        session, ",".join(["api", "sqlite"] + ([driver] if driver not in ("", "sqlite") else []))
+    )
+    session.install("httpx>=0.27")
+    session.run(
+        "pytest",
+        LONGTERM,
+        f"--ignore={LONGTERM}/test_review_page.py",
+        "--backend",
+        backend,
+        "-q",
+        "-rs",
+        *session.posargs,
+    )
+
+
+@nox.session(python=MAIN_PYTHON)
+def longterm_browser(session: nox.Session) -> None:
+    """The review page in headless Chromium (scripts/install/chromium.sh) via Selenium."""
+    _install(session, "api,sqlite")
+    session.install("selenium>=4.20")
+    session.run(
+        "pytest",
+        f"{LONGTERM}/test_review_page.py",
+        "--backend",
+        "sqlite",
+        "-q",
+        "-rs",
+        *session.posargs,
+    )
 
 
 @nox.session(python=MAIN_PYTHON)

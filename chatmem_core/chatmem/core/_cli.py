@@ -211,8 +211,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     migrate.add_argument("--page-size", type=int, default=1000, help="ids read per round trip")
     stats = sub.add_parser("stats", parents=[common], help="count conversations and messages")
     stats.add_argument("--json", action="store_true", help="print one JSON object")
+    from .longterm import _cli as longterm_cli
+
+    longterm_cli.add_parsers(sub, common)
     args = parser.parse_args(argv)
     out = sys.stdout
+    if longterm_cli.handles(args):
+        return longterm_cli.run(args, out)
     try:
         if args.command == "demo":
             run_demo(args.url, args.window, args.id, out)

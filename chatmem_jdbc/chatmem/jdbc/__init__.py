@@ -9,18 +9,23 @@ require("sqlalchemy", "sqlite")
 
 from ._config import DEFAULT_INITIALIZE_SCHEMA, DEFAULT_TABLE_NAME, JdbcConfig  # noqa: E402
 from ._dialects import DIALECTS, SqlDialect  # noqa: E402
+from ._memories import JdbcMemoryRecordRepository  # noqa: E402
+from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_sql  # noqa: E402
 from ._repository import JdbcChatMemoryRepository, make_engine  # noqa: E402
 from ._schema import build_tables, schema_sql, schema_statements  # noqa: E402
 
 __all__ = [
     "DEFAULT_INITIALIZE_SCHEMA",
+    "DEFAULT_MEMORY_TABLE_NAME",
     "DEFAULT_TABLE_NAME",
     "DIALECTS",
     "JdbcChatMemoryRepository",
     "JdbcConfig",
+    "JdbcMemoryRecordRepository",
     "SqlDialect",
     "build_tables",
     "make_engine",
+    "memory_schema_sql",
     "schema_sql",
     "schema_statements",
 ]

@@ -1,0 +1,180 @@
+"""``chatmem memories ls|approve|reject|expire|rm|schema`` and ``chatmem serve``.
+
+``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
+main CLI calls it when ``handles(args)``). Records live in the SQL database at ``--url``.
+``serve`` runs the review page and API with uvicorn; it always requires an API key unless
+``--no-auth`` is given on a loopback address, and it refuses a non-loopback ``--host``
+without an explicit key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import secrets
+import sys
+from typing import Any, TextIO
+
+from chatmem.core._errors import ChatMemoryError, InvalidArgumentError
+
+from ._model import MemoryRecord
+from ._repository import MemoryRecordRepository
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+API_KEY_ENV = "CHATMEM_API_KEY"
+COMMANDS = ("memories", "serve")
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``memories`` and ``serve`` to the subparsers ``sub`` (``common`` has ``--url``)."""
+    store = argparse.ArgumentParser(add_help=False)
+    store.add_argument("--table-name", default=None, help="record table (ai_memory_record)")
+    store.add_argument(
+        "--create-schema", action="store_true", help="create the record table if missing"
+    )
+    memories = sub.add_parser("memories", parents=[common, store], help="review long-term memories")
+    actions = memories.add_subparsers(dest="memories_command", required=True)
+    ls = actions.add_parser("ls", parents=[common, store], help="list memories")
+    ls.add_argument("--user", dest="user_id")
+    ls.add_argument("--agent", dest="agent_id")
+    ls.add_argument("--status", choices=["pending", "approved", "rejected"])
+    ls.add_argument("--type", dest="memory_type", choices=["preference", "fact", "context"])
+    ls.add_argument("--limit", type=int, default=50)
+    ls.add_argument("--cursor")
+    ls.add_argument("--json", action="store_true", help="print JSON Lines")
+    for name in ("approve", "reject"):
+        review = actions.add_parser(name, parents=[common, store], help=f"{name} a memory")
+        review.add_argument("id")
+        review.add_argument("--reviewer")
+        review.add_argument("--reason")
+    rm = actions.add_parser("rm", parents=[common, store], help="delete a memory")
+    rm.add_argument("id")
+    actions.add_parser(
+        "expire", parents=[common, store], help="reject pending memories past their review window"
+    )
+    actions.add_parser(
+        "schema", parents=[common, store], help="print the record table DDL for --url"
+    )
+    serve = sub.add_parser(
+        "serve", parents=[common, store], help="run the review page and REST API"
+    )
+    serve.add_argument("--host", default=DEFAULT_HOST)
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--api-key", default=None, help=f"API key (default ${API_KEY_ENV})")
+    serve.add_argument(
+        "--no-auth", action="store_true", help="no API key (loopback addresses only)"
+    )
+
+
+def handles(args: argparse.Namespace) -> bool:
+    """Whether ``args.command`` is one of ours."""
+    return getattr(args, "command", None) in COMMANDS
+
+
+def open_store(url: str, table_name: str | None, create: bool) -> MemoryRecordRepository:
+    """The SQL record store at ``url``."""
+    from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, JdbcMemoryRecordRepository
+
+    return JdbcMemoryRecordRepository(
+        url,
+        table_name=table_name or DEFAULT_MEMORY_TABLE_NAME,
+        initialize_schema="always" if create else "embedded",
+    )
+
+
+def describe(record: MemoryRecord) -> str:
+    """One line per record."""
+    return (
+        f"{record.id}  {record.status.value:<8} {record.memory_type.value:<10} "
+        f"{record.confidence:.2f}  {record.user_id}  {record.content}"
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP addresses."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def server_key(host: str, api_key: str | None, no_auth: bool) -> tuple[str | None, bool]:
+    """The key to require and whether it was generated; refuses unsafe combinations."""
+    if no_auth:
+        if not is_loopback(host):
+            raise InvalidArgumentError("--no-auth", f"is refused on non-loopback {host!r}")
+        return None, False
+    if api_key:
+        return api_key, False
+    if not is_loopback(host):
+        raise InvalidArgumentError(
+            "--host", f"{host!r} is not loopback: give --api-key or ${API_KEY_ENV}"
+        )
+    return secrets.token_urlsafe(24), True
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run a ``memories`` or ``serve`` command; the exit status."""
+    try:
+        if args.command == "serve":
+            return _serve(args, out)
+        if args.memories_command == "schema":
+            from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, memory_schema_sql
+
+            out.write(
+                memory_schema_sql(args.url, table_name=args.table_name or DEFAULT_MEMORY_TABLE_NAME)
+            )
+            return 0
+        store = open_store(args.url, args.table_name, args.create_schema)
+        command = args.memories_command
+        if command == "ls":
+            page = store.find(
+                agent_id=args.agent_id,
+                user_id=args.user_id,
+                status=args.status,
+                memory_type=args.memory_type,
+                limit=args.limit,
+                cursor=args.cursor,
+            )
+            for record in page.records:
+                line = json.dumps(record.to_dict(), ensure_ascii=False) if args.json else None
+                print(line or describe(record), file=out)
+            if page.next_cursor:
+                print(f"more: --cursor {page.next_cursor}", file=sys.stderr)
+        elif command in ("approve", "reject"):
+            decide = store.approve if command == "approve" else store.reject
+            print(describe(decide(args.id, reviewer=args.reviewer, reason=args.reason)), file=out)
+        elif command == "rm":
+            if not store.delete(args.id):
+                print(f"chatmem: no memory {args.id}", file=sys.stderr)
+                return 1
+        elif command == "expire":
+            print(f"expired {store.expire_due()} pending memories", file=out)
+    except ChatMemoryError as exc:
+        print(f"chatmem: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    key, generated = server_key(
+        args.host, args.api_key or os.environ.get(API_KEY_ENV) or None, args.no_auth
+    )
+    store = open_store(args.url, args.table_name, args.create_schema)
+    from .api import api_key_auth, create_app
+
+    app = create_app(store, auth=None if key is None else api_key_auth(key))
+    import uvicorn
+
+    where = f"http://{args.host}:{args.port}/"
+    print(f"chatmem: memory review at {where} (records in {args.url})", file=out)
+    if generated:
+        print(f"chatmem: API key for this run: {key}", file=out)
+    out.flush()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

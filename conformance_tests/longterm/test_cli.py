@@ -1,0 +1,115 @@
+"""``chatmem memories ...`` on a SQLite file, and ``chatmem serve``'s key rules, run as a user
+runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from chatmem.core._cli import main
+from chatmem.core.longterm import MemoryCandidate, MemoryType
+from chatmem.jdbc import JdbcMemoryRecordRepository
+
+from ._server import serve
+
+pytestmark = pytest.mark.backend("sqlite")
+
+
+def seeded(tmp_path: Path) -> tuple[str, list[str]]:
+    url = f"sqlite:///{tmp_path / 'memories.db'}"
+    repo = JdbcMemoryRecordRepository(url)
+    ids = [
+        repo.add(
+            "agent",
+            user,
+            MemoryCandidate(memory_type=MemoryType(kind), content=text, confidence=0.9),
+        ).record.id
+        for user, kind, text in [
+            ("ana", "preference", "The user prefers tables."),
+            ("ana", "fact", "The user is a CTO."),
+            ("bob", "context", "The user travels next week."),
+        ]
+    ]
+    repo.close()
+    return url, ids
+
+
+def test_memories_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url, ids = seeded(tmp_path)
+    assert main(["memories", "ls", "--url", url, "--user", "ana", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["content"] for r in rows} == {"The user prefers tables.", "The user is a CTO."}
+    assert main(["memories", "approve", ids[0], "--url", url, "--reviewer", "rita"]) == 0
+    assert "approved" in capsys.readouterr().out
+    assert main(["memories", "reject", ids[1], "--url", url, "--reason", "wrong"]) == 0
+    assert main(["memories", "approve", ids[1], "--url", url]) == 2
+    assert "is rejected, not pending" in capsys.readouterr().err
+    assert main(["memories", "ls", "--url", url, "--status", "approved"]) == 0
+    out = capsys.readouterr().out
+    assert ids[0] in out and ids[1] not in out
+    assert main(["memories", "expire", "--url", url]) == 0
+    assert "expired 0 pending memories" in capsys.readouterr().out
+    assert main(["memories", "rm", ids[2], "--url", url]) == 0
+    assert main(["memories", "rm", ids[2], "--url", url]) == 1
+    assert main(["memories", "approve", "not-a-uuid", "--url", url]) == 2
+    assert "record_id" in capsys.readouterr().err
+    assert main(["memories", "schema", "--url", "postgresql://"]) == 0
+    assert "CREATE TABLE ai_memory_record" in capsys.readouterr().out
+
+
+def test_serve_refuses_a_public_address_without_a_key(tmp_path: Path) -> None:
+    url, _ = seeded(tmp_path)
+    for extra in ([], ["--no-auth"]):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "chatmem.core._cli",
+                "serve",
+                "--url",
+                url,
+                "--host",
+                "0.0.0.0",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+        assert done.returncode == 2
+        assert "0.0.0.0" in done.stderr
+
+
+def _get(url: str, key: str | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers={"X-API-Key": key} if key else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_serve_requires_the_api_key(tmp_path: Path) -> None:
+    url, ids = seeded(tmp_path)
+    with serve(url, env={"CHATMEM_API_KEY": "key-from-the-environment"}) as (base, _):
+        assert _get(base + "api/memories")[0] == 401
+        assert _get(base + "api/memories", "wrong-key-123")[0] == 401
+        status, body = _get(base + "api/memories?user_id=bob", "key-from-the-environment")
+        assert status == 200 and [i["id"] for i in json.loads(body)["items"]] == [ids[2]]
+        assert "Long-term memory review" in _get(base)[1]
+
+
+def test_serve_on_loopback_without_a_key_generates_one(tmp_path: Path) -> None:
+    url, _ = seeded(tmp_path)
+    with serve(url) as (base, log):
+        assert _get(base + "api/memories")[0] == 401
+        printed = [line for line in log.read_text().splitlines() if "API key" in line]
+        key = printed[0].rsplit(" ", 1)[1]
+        assert len(key) >= 24 and _get(base + "api/memories", key)[0] == 200

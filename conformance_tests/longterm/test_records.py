@@ -1,0 +1,316 @@
+"""The record store contract, run on every record store (memory, SQLite, PostgreSQL,
+MariaDB): dedup, filters and paging, reviews, expiry exact at the boundary, validation
+before I/O, and the races (concurrent dedup stores once; one review wins)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+
+from chatmem.core import InvalidArgumentError
+from chatmem.core.longterm import (
+    DEFAULT_PENDING_TTL,
+    BaseMemoryRecordRepository,
+    MemoryCandidate,
+    MemoryNotFoundError,
+    MemoryStateError,
+    MemoryStatus,
+    MemoryType,
+)
+
+from .conftest import TestClock
+
+PREF = MemoryCandidate(
+    memory_type=MemoryType.PREFERENCE,
+    content="The user prefers Python code examples over pseudocode.",
+    confidence=0.90,
+)
+FACT = MemoryCandidate(
+    memory_type=MemoryType.FACT,
+    content="The user is the CTO of StartupCorp and is building a SaaS platform.",
+    confidence=0.95,
+)
+CONTEXT = MemoryCandidate(
+    memory_type=MemoryType.CONTEXT,
+    content="The user has a product launch next month and needs everything ready fast.",
+    confidence=0.85,
+)
+MICRO = timedelta(microseconds=1)
+
+
+def test_add_stores_a_pending_record_expiring_in_seven_days(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    result = records.add("agent", "ana", PREF, conversation_id="c-1", message_position=4)
+    r = result.record
+    assert result.created
+    assert (r.agent_id, r.user_id, r.memory_type, r.content) == (
+        "agent",
+        "ana",
+        MemoryType.PREFERENCE,
+        PREF.content,
+    )
+    assert r.confidence == 0.90 and r.status is MemoryStatus.PENDING
+    assert r.created_at == clock.now and r.expires_at == clock.now + timedelta(days=7)
+    assert (r.conversation_id, r.message_position) == ("c-1", 4)
+    assert records.get(r.id) == r
+
+
+def test_types_and_confidences_round_trip_exactly(records: BaseMemoryRecordRepository) -> None:
+    for candidate in (PREF, FACT, CONTEXT):
+        stored = records.get(records.add("agent", "ana", candidate).record.id)
+        assert stored is not None
+        assert (stored.memory_type, stored.confidence) == (
+            candidate.memory_type,
+            candidate.confidence,
+        )
+
+
+def test_duplicate_of_normalised_content_is_stored_once(
+    records: BaseMemoryRecordRepository,
+) -> None:
+    first = records.add("agent", "ana", PREF)
+    variant = MemoryCandidate(
+        memory_type=MemoryType.PREFERENCE,
+        content="  the user PREFERS python code examples   over pseudocode  ",
+        confidence=0.5,
+    )
+    again = records.add("agent", "ana", variant)
+    assert not again.created and again.record.id == first.record.id
+    assert again.record.confidence == 0.90  # the stored one, unchanged
+    assert len(records.find(user_id="ana").records) == 1
+
+
+def test_dedup_is_per_agent_and_user_and_exact_on_ids(
+    records: BaseMemoryRecordRepository,
+) -> None:
+    ids = {
+        records.add(agent, user, PREF).record.id
+        for agent, user in [("agent", "ana"), ("agent", "Ana"), ("agent", "ana "), ("other", "ana")]
+    }
+    assert len(ids) == 4
+    assert [r.user_id for r in records.find(agent_id="agent", user_id="Ana").records] == ["Ana"]
+
+
+def test_a_reviewed_memory_is_not_proposed_again(records: BaseMemoryRecordRepository) -> None:
+    approved = records.approve(records.add("agent", "ana", PREF).record.id)
+    again = records.add("agent", "ana", PREF)
+    assert not again.created and again.record.status is MemoryStatus.APPROVED
+    assert again.record.id == approved.id
+    rejected = records.reject(records.add("agent", "ana", FACT).record.id)
+    assert records.add("agent", "ana", FACT).record.id == rejected.id
+
+
+def test_delete_removes_and_frees_the_content(records: BaseMemoryRecordRepository) -> None:
+    r = records.add("agent", "ana", PREF).record
+    assert records.delete(r.id) is True
+    assert records.get(r.id) is None
+    assert records.delete(r.id) is False
+    assert records.add("agent", "ana", PREF).created
+
+
+def test_find_filters_by_user_agent_status_and_type(
+    records: BaseMemoryRecordRepository,
+) -> None:
+    p = records.add("agent", "ana", PREF).record
+    f = records.add("agent", "ana", FACT).record
+    c = records.add("agent", "bob", CONTEXT).record
+    records.add("other", "ana", CONTEXT)
+    records.approve(f.id)
+    records.reject(c.id)
+
+    def ids(**filters: object) -> set[str]:
+        return {r.id for r in records.find(**filters).records}  # type: ignore[arg-type]
+
+    assert ids(agent_id="agent", user_id="ana") == {p.id, f.id}
+    assert ids(agent_id="agent", status="pending") == {p.id}
+    assert ids(status=MemoryStatus.APPROVED) == {f.id}
+    assert ids(agent_id="agent", status="rejected") == {c.id}
+    assert ids(agent_id="agent", memory_type="fact") == {f.id}
+    assert ids(user_id="nobody") == set()
+
+
+def test_paging_returns_every_record_once_oldest_first(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    made = []
+    for i in range(7):
+        candidate = MemoryCandidate(
+            memory_type=MemoryType.FACT, content=f"The user owns {i} cats.", confidence=0.5
+        )
+        made.append(records.add("agent", "ana", candidate).record.id)
+        if i % 3 == 0:
+            clock.advance(MICRO)  # some share a timestamp: ties are ordered by id
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = records.find(user_id="ana", limit=3, cursor=cursor)
+        seen += [r.id for r in page.records]
+        assert len(page.records) <= 3
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(made) and len(seen) == 7
+    stamps = [records.get(i).created_at for i in seen]  # type: ignore[union-attr]
+    assert stamps == sorted(stamps)
+
+
+def test_approve_and_reject_record_the_review(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    p = records.add("agent", "ana", PREF).record
+    f = records.add("agent", "ana", FACT).record
+    clock.advance(timedelta(hours=3))
+    ok = records.approve(p.id, reviewer="rita", reason="useful")
+    assert (ok.status, ok.reviewer, ok.reason, ok.reviewed_at) == (
+        MemoryStatus.APPROVED,
+        "rita",
+        "useful",
+        clock.now,
+    )
+    no = records.reject(f.id, reviewer="rita")
+    assert no.status is MemoryStatus.REJECTED and records.get(f.id) == no  # archived, kept
+    with pytest.raises(MemoryStateError) as err:
+        records.approve(f.id)
+    assert err.value.status is MemoryStatus.REJECTED
+    with pytest.raises(MemoryStateError):
+        records.reject(p.id)
+    assert records.get(p.id) == ok
+
+
+def test_unknown_ids(records: BaseMemoryRecordRepository) -> None:
+    missing = "00000000-0000-4000-8000-000000000000"
+    assert records.get(missing) is None
+    assert records.delete(missing) is False
+    with pytest.raises(MemoryNotFoundError):
+        records.approve(missing)
+    with pytest.raises(MemoryNotFoundError):
+        records.reject(missing)
+
+
+def test_expiry_is_exact_at_the_boundary(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    start = clock.now
+    early = records.add("agent", "ana", PREF).record
+    late = records.add("agent", "ana", FACT).record
+    deadline = start + DEFAULT_PENDING_TTL
+    clock.set(deadline - MICRO)
+    assert records.get(late.id).status is MemoryStatus.PENDING  # type: ignore[union-attr]
+    assert records.expire_due() == 0
+    assert records.approve(early.id).status is MemoryStatus.APPROVED  # one microsecond left
+    clock.set(deadline)
+    expired = records.get(late.id)
+    assert expired is not None
+    assert (expired.status, expired.reason, expired.reviewed_at) == (
+        MemoryStatus.REJECTED,
+        "expired",
+        deadline,
+    )
+    assert records.find(status="pending").records == []
+    assert [r.id for r in records.find(status="rejected").records] == [late.id]
+    with pytest.raises(MemoryStateError):
+        records.approve(late.id)
+    assert records.expire_due() == 1
+    assert records.expire_due() == 0
+    clock.set(start)  # the sweep persisted it: no longer pending even before the deadline
+    assert records.get(late.id).status is MemoryStatus.REJECTED  # type: ignore[union-attr]
+
+
+def test_approved_memories_never_expire(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    r = records.approve(records.add("agent", "ana", PREF).record.id)
+    clock.advance(timedelta(days=3650))
+    assert records.expire_due() == 0
+    assert records.get(r.id) == r
+    assert [x.id for x in records.find(user_id="ana", status="approved").records] == [r.id]
+
+
+def test_pending_ttl_is_configurable(
+    make_records: Callable[..., BaseMemoryRecordRepository], clock: TestClock
+) -> None:
+    repo = make_records(pending_ttl=timedelta(hours=1))
+    r = repo.add("agent", "ana", PREF).record
+    assert r.expires_at == clock.now + timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda r: r.add(None, "u", PREF), "agent_id"),
+        (lambda r: r.add("a", 42, PREF), "user_id"),
+        (lambda r: r.add("a", "", PREF), "user_id"),
+        (lambda r: r.add("a", "u" * 256, PREF), "user_id"),
+        (lambda r: r.add("a", "u", "a memory"), "candidate"),
+        (
+            lambda r: r.add(
+                "a", "u", MemoryCandidate(memory_type="opinion", content="x", confidence=0.5)
+            ),
+            "candidate.memory_type",
+        ),
+        (
+            lambda r: r.add(
+                "a", "u", MemoryCandidate(memory_type="fact", content="  ", confidence=0.5)
+            ),
+            "candidate.content",
+        ),
+        (
+            lambda r: r.add(
+                "a", "u", MemoryCandidate(memory_type="fact", content="a\x00b", confidence=0.5)
+            ),
+            "candidate.content",
+        ),
+        (
+            lambda r: r.add(
+                "a", "u", MemoryCandidate(memory_type="fact", content="x", confidence=1.5)
+            ),
+            "candidate.confidence",
+        ),
+        (
+            lambda r: r.add(
+                "a", "u", MemoryCandidate(memory_type="fact", content="x", confidence=math.nan)
+            ),
+            "candidate.confidence",
+        ),
+        (
+            lambda r: r.add(
+                "a", "u", MemoryCandidate(memory_type="fact", content="x", confidence=True)
+            ),
+            "candidate.confidence",
+        ),
+        (lambda r: r.add("a", "u", PREF, message_position=-1), "message_position"),
+        (lambda r: r.get("1; DROP TABLE x"), "record_id"),
+        (lambda r: r.approve({"$ne": None}), "record_id"),
+        (lambda r: r.reject("00000000-0000-4000-8000-000000000000", reviewer=7), "reviewer"),
+        (lambda r: r.find(status="maybe"), "status"),
+        (lambda r: r.find(memory_type="opinion"), "memory_type"),
+        (lambda r: r.find(limit=0), "limit"),
+        (lambda r: r.find(cursor="garbage"), "cursor"),
+    ],
+)
+def test_bad_arguments_are_rejected_before_any_io(
+    records: BaseMemoryRecordRepository, call: Callable[..., object], argument: str
+) -> None:
+    with pytest.raises(InvalidArgumentError) as err:
+        call(records)
+    assert err.value.argument == argument
+    assert records.find().records == []
+
+
+@pytest.mark.backend("sqlite", "postgres", "mariadb")
+def test_schema_mode_never_leaves_a_missing_table_to_the_user(
+    make_records: Callable[..., BaseMemoryRecordRepository],
+) -> None:
+    from chatmem.core import SchemaError
+
+    repo = make_records(initialize_schema="never")
+    with pytest.raises(SchemaError, match="chatmem memories schema"):
+        repo.add("agent", "ana", PREF)
+    repo.create_schema()  # type: ignore[attr-defined]
+    assert repo.add("agent", "ana", PREF).created
+    ddl = repo.schema_sql()  # type: ignore[attr-defined]
+    assert ddl[0].startswith("CREATE TABLE") and any("UNIQUE" in s for s in ddl)

@@ -1,0 +1,163 @@
+"""The review page in a real headless browser: Debian's Chromium driven by Selenium through
+Debian's chromedriver (``scripts/install/chromium.sh``), against ``chatmem serve`` running as
+its own process on a SQLite file. A missing browser fails the test: it is part of CI."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmem.core.longterm import MemoryCandidate, MemoryStatus, MemoryType
+from chatmem.jdbc import JdbcMemoryRecordRepository
+
+from ._server import serve
+
+pytestmark = pytest.mark.backend("sqlite")
+
+CHROMIUM = os.environ.get("CHATMEM_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHATMEM_CHROMEDRIVER", "/usr/bin/chromedriver")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+)
+KEY = "review-page-key-42"
+WAIT = 30.0
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
+        pytest.fail(f"no {CHROMIUM} / {CHROMEDRIVER}: run scripts/install/chromium.sh")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(WAIT)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def rows(driver: Any) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, "#records tbody tr"))
+
+
+def wait_for(driver: Any, condition: Any) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # The page replaces its rows on each load: a row found a moment ago may be gone.
+    wait = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(condition)
+
+
+def test_review_page_lists_filters_approves_and_rejects(tmp_path: Path, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    url = f"sqlite:///{tmp_path / 'review.db'}"
+    repo = JdbcMemoryRecordRepository(url)
+    seeded = {
+        text: repo.add(
+            "assistant",
+            user,
+            MemoryCandidate(memory_type=MemoryType(kind), content=text, confidence=conf),
+        ).record.id
+        for user, kind, text, conf in [
+            ("ana", "preference", "The user prefers Python code examples over pseudocode.", 0.9),
+            ("ana", "fact", "The user is the CTO of StartupCorp.", 0.95),
+            ("ana", "context", "The user launches a product next month.", 0.85),
+            ("bob", "fact", "The user <b>is</b> a designer.", 0.8),
+        ]
+    }
+    with serve(url, env={"CHATMEM_API_KEY": KEY}) as (base, _):
+        browser.get(base)
+        find = browser.find_element
+
+        # A wrong key shows the API's refusal and lists nothing.
+        find(By.ID, "api-key").send_keys("not-the-key")
+        find(By.ID, "load").click()
+        wait_for(browser, lambda d: "401" in d.find_element(By.ID, "message").text)
+        assert rows(browser) == []
+
+        key = find(By.ID, "api-key")
+        key.clear()
+        key.send_keys(KEY)
+        find(By.ID, "user-id").send_keys("ana")
+        find(By.ID, "load").click()
+        wait_for(browser, lambda d: len(rows(d)) == 3)
+        texts = {r.find_elements(By.TAG_NAME, "td")[2].text for r in rows(browser)}
+        assert texts == {t for t in seeded if "designer" not in t}
+
+        # Filter by type.
+        Select(find(By.ID, "type")).select_by_visible_text("fact")
+        find(By.ID, "load").click()
+        wait_for(browser, lambda d: len(rows(d)) == 1)
+        fact_row = rows(browser)[0]
+        assert fact_row.get_attribute("data-id") == seeded["The user is the CTO of StartupCorp."]
+        fact_row.find_element(By.CSS_SELECTOR, "button.approve").click()
+        wait_for(
+            browser, lambda d: rows(d)[0].find_element(By.CLASS_NAME, "status").text == "approved"
+        )
+
+        # Reject the preference.
+        Select(find(By.ID, "type")).select_by_visible_text("preference")
+        find(By.ID, "load").click()
+        wait_for(
+            browser,
+            lambda d: (
+                len(rows(d)) == 1
+                and rows(d)[0].get_attribute("data-id")
+                == seeded["The user prefers Python code examples over pseudocode."]
+            ),
+        )
+        rows(browser)[0].find_element(By.CSS_SELECTOR, "button.reject").click()
+        wait_for(
+            browser, lambda d: rows(d)[0].find_element(By.CLASS_NAME, "status").text == "rejected"
+        )
+
+        # Filter by status: only the approved one, with no buttons left.
+        Select(find(By.ID, "type")).select_by_visible_text("any")
+        Select(find(By.ID, "status")).select_by_visible_text("approved")
+        find(By.ID, "load").click()
+        wait_for(
+            browser, lambda d: len(rows(d)) == 1 and "CTO" in d.find_element(By.ID, "records").text
+        )
+        assert rows(browser)[0].find_elements(By.TAG_NAME, "button") == []
+
+        # Another user's text is shown as text, never as markup.
+        user = find(By.ID, "user-id")
+        user.clear()
+        user.send_keys("bob")
+        Select(find(By.ID, "status")).select_by_visible_text("pending")
+        find(By.ID, "load").click()
+        bob = seeded["The user <b>is</b> a designer."]
+        wait_for(browser, lambda d: [r.get_attribute("data-id") for r in rows(d)] == [bob])
+        assert "The user <b>is</b> a designer." in rows(browser)[0].text
+        assert browser.find_elements(By.CSS_SELECTOR, "#records b") == []
+
+    statuses = {text: repo.get(rid).status for text, rid in seeded.items()}  # type: ignore[union-attr]
+    assert statuses == {
+        "The user prefers Python code examples over pseudocode.": MemoryStatus.REJECTED,
+        "The user is the CTO of StartupCorp.": MemoryStatus.APPROVED,
+        "The user launches a product next month.": MemoryStatus.PENDING,
+        "The user <b>is</b> a designer.": MemoryStatus.PENDING,
+    }
+    repo.close()
