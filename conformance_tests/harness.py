@@ -1,27 +1,5 @@
-"""Kept for imports that predate the kit: the harness interface lives in chatmem.testing."""
+"""Kept for imports that predate the kit: the harness interface lives in chatmem.testing
+(every public name of ``chatmem.testing.harness`` is re-exported here)."""
 
-from chatmem.testing.harness import (
-    Harness,
-    ServerInfo,
-    Unavailable,
-    cache_dir,
-    docker_available,
-    free_port,
-    stop_process,
-    tail,
-    unique_suffix,
-    wait_for_port,
-)
-
-__all__ = [
-    "Harness",
-    "ServerInfo",
-    "Unavailable",
-    "cache_dir",
-    "docker_available",
-    "free_port",
-    "stop_process",
-    "tail",
-    "unique_suffix",
-    "wait_for_port",
-]
+from chatmem.testing.harness import *  # noqa: F403
+from chatmem.testing.harness import Harness, ServerInfo, Unavailable  # noqa: F401
