@@ -97,7 +97,9 @@ def kit(session: nox.Session) -> None:
     session.run("pytest", "-q", "-rs", *session.posargs)
 
 
-FRAMEWORKS = "langchain,llamaindex"
+FRAMEWORKS = "langchain,llamaindex,langgraph"
+# LangGraph's checkpointer conformance suite (a test dependency, not an extra)
+FRAMEWORK_TESTS = ["langgraph-checkpoint-conformance==0.0.2"]
 INTEGRATION_BACKENDS = ["postgres", "redis"]
 
 
@@ -106,6 +108,7 @@ def unit(session: nox.Session) -> None:
     """Core tests needing no server: window rule, codec, validation, CLI, data transfer, and
     the LangChain/LlamaIndex conversions and adapters on the in-memory store and SQLite."""
     _install(session, f"sqlite,{FRAMEWORKS}")
+    session.install(*FRAMEWORK_TESTS)
     session.run(
         "pytest",
         "chatmem_core/tests",
@@ -121,11 +124,17 @@ def unit(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 @nox.parametrize("backend", [b for b in INTEGRATION_BACKENDS if b in HARNESSES])
 def integrations(session: nox.Session, backend: str) -> None:
-    """The LangChain and LlamaIndex adapters against a server backend too."""
+    """The framework adapters, LlamaIndex stores, LangGraph saver and store, and Spring AI
+    advisors against a server backend too (vector stores: Redis with the redis backend,
+    pgvector on its own server with the postgres one)."""
     _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS}")
+    session.install(*FRAMEWORK_TESTS)
     session.run(
         "pytest",
         "chatmem_core/tests/test_adapters.py",
+        "chatmem_core/tests/test_llamaindex_stores.py",
+        "chatmem_core/tests/test_spring_advisors.py",
+        "chatmem_core/tests/test_langgraph.py",
         "--backend",
         backend,
         "-q",

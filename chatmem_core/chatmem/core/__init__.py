@@ -43,6 +43,7 @@ from ._repository import (
     stamp,
     window_source,
 )
+from ._token_window import DEFAULT_MAX_TOKENS, TokenWindowChatMemory, token_window_of
 from ._turns import (
     ChatTurn,
     Preprocessor,
@@ -56,6 +57,7 @@ from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_e
 __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
+    "DEFAULT_MAX_TOKENS",
     "FORMAT_VERSION",
     "AssistantMessage",
     "BackendError",
@@ -80,6 +82,7 @@ __all__ = [
     "Preprocessor",
     "SchemaError",
     "SystemMessage",
+    "TokenWindowChatMemory",
     "ToolCall",
     "ToolResponse",
     "ToolResponseMessage",
@@ -100,6 +103,7 @@ __all__ = [
     "retry",
     "stamp",
     "to_micros",
+    "token_window_of",
     "window_of",
     "window_size",
     "window_source",

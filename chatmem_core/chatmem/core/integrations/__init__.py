@@ -3,8 +3,13 @@
 - ``chatmem.core.integrations.openai``: chat-completions dicts (no dependency).
 - ``chatmem.core.integrations.langchain``: LangChain messages and ``ChatmemChatMessageHistory``
   (``pip install "chatmem[langchain]"``).
-- ``chatmem.core.integrations.llamaindex``: LlamaIndex ``ChatMessage`` and ``ChatmemChatStore``
-  (``pip install "chatmem[llamaindex]"``).
+- ``chatmem.core.integrations.llamaindex``: LlamaIndex ``ChatMessage``, ``ChatmemDBChatStore``
+  (for ``Memory``) and ``ChatmemChatStore`` (``pip install "chatmem[llamaindex]"``).
+
+- ``chatmem.core.integrations.langgraph``: ``ChatmemSaver``, a LangGraph checkpointer
+  (``pip install "chatmem[langgraph]"``).
+- ``chatmem.core.integrations.advisors``: Spring AI's ``PromptChatMemoryAdvisor`` and
+  ``VectorStoreChatMemoryAdvisor``, over ``vectorstore`` (in memory) or ``redis_vectorstore``.
 
 Nothing is imported here, so importing this package never imports a framework.
 """

@@ -1,122 +1,333 @@
-"""LlamaIndex ``ChatMessage`` <-> chatmem messages (lossless both ways), and any chatmem
-repository as a LlamaIndex chat store. Needs ``pip install "chatmem[llamaindex]"``.
+"""Any chatmem repository as a LlamaIndex chat store, plus the lossless conversions.
 
-Mapping (the natural path; ``_lossless`` explains the guarantee behind it):
+- ``ChatmemDBChatStore`` is an ``AsyncDBChatStore``: the store the current
+  ``llama_index.core.memory.Memory`` requires (``Memory.from_defaults(chat_store=...)``).
+  Its message status (active or archived, which ``Memory`` uses to move old messages out
+  of the prompt) is kept on each stored message under the reserved metadata key
+  ``STATUS_KEY``, so the conversation stays one ordered log that chatmem's own tools read
+  whole; the key never comes back to LlamaIndex.
+- ``ChatmemChatStore`` is a ``BaseChatStore`` for older code (``ChatMemoryBuffer``); it sees
+  every message, active or archived.
 
-- roles ``system``/``developer`` -> ``SystemMessage`` (``developer`` is kept), ``user`` ->
-  ``UserMessage``, ``assistant`` -> ``AssistantMessage``; each ``ToolResponse`` is one
-  ``tool`` message holding a ``TextBlock`` and ``additional_kwargs`` ``tool_call_id`` and
-  ``name`` (LlamaIndex's own convention for tool results).
-- blocks: a leading ``TextBlock`` is the text (an assistant message without one has text
-  ``None``); media become ``ImageBlock``/``AudioBlock``/``VideoBlock``/``DocumentBlock``
-  (bytes as base64, or ``url``; ``DocumentBlock.title`` is the media name); tool calls
-  become ``ToolCallBlock`` (``tool_kwargs`` a dict, or the exact string when the JSON
-  arguments would not come back byte for byte).
+Both take a repository, or a URL (``from_url``) that ``to_dict``/``from_dict`` rebuild
+from. An index names a position in the whole log, oldest first; a negative one counts from
+the end as in a Python list, and one out of range either way gives None (LlamaIndex's Redis
+store returns None for every negative index; its SQL store takes a row id instead).
 
-LlamaIndex-only data (other ``additional_kwargs``, the ``developer`` role) rides in
-``metadata["llamaindex"]``; chatmem-only data (``metadata``, media ids, names outside
-documents, URLs LlamaIndex would normalise, tool-call types, where one
-``ToolResponseMessage`` ends) rides in ``additional_kwargs["chatmem"]``. Messages of other
-roles or with other blocks are carried whole in ``metadata["llamaindex"]["raw"]``.
-``additional_kwargs`` values must be JSON (as in LlamaIndex's own ``SimpleChatStore``).
+Appends are one atomic store operation. Inserting at an index, deleting or archiving
+single messages and ``set_messages`` rewrite the conversation (read, change, ``save_all``):
+atomic for readers, but an append landing between the read and the write is lost, as in
+LlamaIndex's own stores. The async store runs the (synchronous) repository calls in a
+worker thread so they never block the event loop.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+import asyncio
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from .._errors import require
+from .._errors import InvalidArgumentError, require
 
 require("llama_index.core", "llamaindex")
 
-from llama_index.core.base.llms.types import (  # noqa: E402
-    AudioBlock,
-    ChatMessage,
-    DocumentBlock,
-    ImageBlock,
-    MessageRole,
-    TextBlock,
-    ToolCallBlock,
-    VideoBlock,
-)
+from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
 from llama_index.core.bridge.pydantic import PrivateAttr  # noqa: E402
 from llama_index.core.storage.chat_store.base import BaseChatStore  # noqa: E402
-
-from .._codec import media_from_dict, media_to_dict  # noqa: E402
-from .._errors import InvalidArgumentError  # noqa: E402
-from .._messages import (  # noqa: E402
-    AssistantMessage,
-    Media,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResponse,
-    ToolResponseMessage,
-    UserMessage,
+from llama_index.core.storage.chat_store.base_db import (  # noqa: E402
+    AsyncDBChatStore,
+    MessageStatus,
 )
+
+from .._messages import Message  # noqa: E402
+from .._registry import repository_from_url  # noqa: E402
 from .._repository import BaseChatMemoryRepository, ChatMemoryRepository  # noqa: E402
-from ._lossless import (  # noqa: E402
-    ENVELOPE,
-    FormatCodec,
-    ToolNames,
-    check_json,
-    decode_messages,
-    encode_messages,
-    require_str,
-    whole_envelope,
-)
-from ._media import decode_media, encode_media, kind_of, unb64  # noqa: E402
+from ._llamaindex_codec import from_llamaindex, split_items, to_llamaindex  # noqa: E402
 
-__all__ = ["ChatmemChatStore", "from_llamaindex", "to_llamaindex"]
+__all__ = [
+    "STATUS_KEY",
+    "ChatmemChatStore",
+    "ChatmemDBChatStore",
+    "from_llamaindex",
+    "to_llamaindex",
+]
 
-KEY = "llamaindex"
-_ROLES = {
-    SystemMessage: MessageRole.SYSTEM,
-    UserMessage: MessageRole.USER,
-    AssistantMessage: MessageRole.ASSISTANT,
-}
+STATUS_KEY = "llamaindex_status"
+"""Metadata key marking a stored message archived by LlamaIndex ``Memory`` (absent: active)."""
+
+Entry = tuple[ChatMessage, MessageStatus]
+T = TypeVar("T")
 
 
-def from_llamaindex(
-    messages: Iterable[ChatMessage], *, group_tool_responses: bool = True
-) -> list[Message]:
-    """LlamaIndex messages to chatmem messages. A run of ``tool`` messages becomes one
-    ``ToolResponseMessage`` unless ``group_tool_responses`` is False (then one each)."""
-    xs = list(messages)
-    for i, x in enumerate(xs):
+# -- the log as (LlamaIndex message, status) entries: pure functions ------------------------
+def entries_of(stored: Sequence[Message]) -> list[Entry]:
+    """Stored chatmem messages as LlamaIndex messages with their status (key stripped)."""
+    plain: list[Message] = []
+    statuses: list[MessageStatus] = []
+    for m in stored:
+        status = m.metadata.get(STATUS_KEY)
+        if STATUS_KEY in m.metadata:
+            rest = {k: v for k, v in m.metadata.items() if k != STATUS_KEY}
+            m = dataclasses.replace(m, metadata=rest)
+        plain.append(m)
+        statuses.append(
+            MessageStatus.ARCHIVED
+            if status == MessageStatus.ARCHIVED.value
+            else MessageStatus.ACTIVE
+        )
+    items = split_items(to_llamaindex(plain, group_tool_responses=False))
+    return [(x, s) for item, s in zip(items, statuses, strict=True) for x in item]
+
+
+def messages_of(entries: Sequence[Entry]) -> list[Message]:
+    """Entries back to chatmem messages, archived ones marked under ``STATUS_KEY``."""
+    xs = [x for x, _ in entries]
+    decoded = from_llamaindex(xs, group_tool_responses=False)
+    out: list[Message] = []
+    at = 0
+    for m, item in zip(decoded, split_items(xs), strict=True):
+        if entries[at][1] == MessageStatus.ARCHIVED:
+            tagged = {**m.metadata, STATUS_KEY: MessageStatus.ARCHIVED.value}
+            m = dataclasses.replace(m, metadata=tagged)
+        out.append(m)
+        at += len(item)
+    return out
+
+
+def index_in(n: int, idx: int) -> int | None:
+    """``idx`` as a position in a log of ``n`` (negative counts from the end); None when out
+    of range either way."""
+    if isinstance(idx, bool) or not isinstance(idx, int):
+        raise InvalidArgumentError("idx", "must be an int")
+    return idx % n if -n <= idx < n else None
+
+
+def _status(value: object, argument: str = "status") -> MessageStatus:
+    try:
+        return MessageStatus(value)
+    except ValueError:
+        raise InvalidArgumentError(argument, f"must be a MessageStatus, got {value!r}") from None
+
+
+def _check_messages(messages: object) -> list[ChatMessage]:
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise InvalidArgumentError("messages", "must be a list of ChatMessage")
+    for i, x in enumerate(messages):
         if not isinstance(x, ChatMessage):
-            raise InvalidArgumentError(
-                f"messages[{i}]", f"is a {type(x).__name__}, not a ChatMessage"
-            )
-    return decode_messages(_CODEC, xs, group=group_tool_responses)
+            raise InvalidArgumentError(f"messages[{i}]", f"is a {type(x).__name__}")
+    return list(messages)
 
 
-def to_llamaindex(
-    messages: Sequence[Message] | Message, *, group_tool_responses: bool = True
-) -> list[ChatMessage]:
-    """Chatmem messages to LlamaIndex messages; ``from_llamaindex`` of the result (with the
-    same ``group_tool_responses``) gives the messages back."""
-    return encode_messages(_CODEC, messages, group=group_tool_responses)
+class _Log:
+    """The synchronous operations both stores share, over one repository."""
+
+    def __init__(self, repository: ChatMemoryRepository) -> None:
+        self.repository = repository
+
+    def read(self, key: str) -> list[Entry]:
+        return entries_of(self.repository.find_by_conversation_id(key))
+
+    def write(self, key: str, entries: Sequence[Entry]) -> None:
+        self.repository.save_all(key, messages_of(entries))
+
+    def append(self, key: str, messages: Sequence[ChatMessage], status: MessageStatus) -> None:
+        new = messages_of([(x, status) for x in messages])
+        if not new:
+            return
+        if isinstance(self.repository, BaseChatMemoryRepository):
+            self.repository.append(key, new)
+        else:
+            self.repository.save_all(key, [*self.repository.find_by_conversation_id(key), *new])
+
+    def delete_at(self, key: str, idx: int) -> ChatMessage | None:
+        entries = self.read(key)
+        at = index_in(len(entries), idx)
+        if at is None:
+            return None
+        removed = entries.pop(at)[0]
+        self.write(key, entries)
+        return removed
+
+    def take_oldest(self, key: str, n: int, archive: bool) -> list[ChatMessage]:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InvalidArgumentError("n", f"must be an int >= 0, got {n!r}")
+        entries = self.read(key)
+        picked = [i for i, (_, s) in enumerate(entries) if s == MessageStatus.ACTIVE][:n]
+        if not picked:
+            return []
+        taken = [entries[i][0] for i in picked]
+        if archive:
+            for i in picked:
+                entries[i] = (entries[i][0], MessageStatus.ARCHIVED)
+        else:
+            gone = set(picked)
+            entries = [e for i, e in enumerate(entries) if i not in gone]
+        self.write(key, entries)
+        return taken
+
+
+def _repository(repository: object, url: object, options: dict[str, Any]) -> ChatMemoryRepository:
+    if (repository is None) == (url is None):
+        raise InvalidArgumentError("url", "give a repository or a url (exactly one)")
+    if url is not None:
+        return repository_from_url(url, **options)  # type: ignore[arg-type]
+    if options:
+        raise InvalidArgumentError(next(iter(options)), "options go with a url only")
+    if not isinstance(repository, ChatMemoryRepository):
+        raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
+    return repository
+
+
+def _rebuild(cls: Callable[..., T], data: object, options: dict[str, Any]) -> T:
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        raise InvalidArgumentError(
+            "data", "holds no url: only a store made with from_url(...) can be rebuilt"
+        )
+    return cls(url=data["url"], **options)
+
+
+class ChatmemDBChatStore(AsyncDBChatStore):
+    """The chat store ``llama_index.core.memory.Memory`` takes, on any chatmem repository;
+    a key is a conversation id."""
+
+    url: str | None = None
+    _log: _Log = PrivateAttr()
+
+    def __init__(
+        self,
+        repository: ChatMemoryRepository | None = None,
+        *,
+        url: str | None = None,
+        **options: Any,
+    ) -> None:
+        repo = _repository(repository, url, options)
+        super().__init__(url=url)  # type: ignore[call-arg]  # a pydantic field
+        self._log = _Log(repo)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> ChatmemDBChatStore:
+        """The store over ``repository_from_url(url, **options)``; ``to_dict`` keeps the URL."""
+        return cls(url=url, **options)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ChatmemDBChatStore"
+
+    @property
+    def repository(self) -> ChatMemoryRepository:
+        """The chatmem repository behind this store."""
+        return self._log.repository
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"class_name", "url"}``: enough for ``from_dict`` to reopen the same store."""
+        return {"class_name": self.class_name(), "url": self.url}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **options: Any) -> ChatmemDBChatStore:
+        """Reopen a store from ``to_dict``'s output (``options`` go to the backend)."""
+        return _rebuild(cls, data, options)
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.to_thread(fn, *args)
+
+    async def get_messages(
+        self,
+        key: str,
+        status: MessageStatus | None = MessageStatus.ACTIVE,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[ChatMessage]:
+        """Messages of ``key`` with ``status`` (None: all), oldest first, then ``offset``
+        and ``limit`` applied as in LlamaIndex's SQL store."""
+        wanted = None if status is None else _status(status)
+        for name, value in (("limit", limit), ("offset", offset)):
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise InvalidArgumentError(name, f"must be an int >= 0 or None, got {value!r}")
+        entries = await self._run(self._log.read, key)
+        xs = [x for x, s in entries if wanted is None or s == wanted]
+        start = offset or 0
+        return xs[start : None if limit is None else start + limit]
+
+    async def count_messages(
+        self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE
+    ) -> int:
+        """How many messages of ``key`` have ``status`` (None: all)."""
+        return len(await self.get_messages(key, status))
+
+    async def add_message(
+        self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
+        """Append one message (one atomic append)."""
+        await self.add_messages(key, [message], status)
+
+    async def add_messages(
+        self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
+        """Append messages in one atomic append."""
+        xs, s = _check_messages(messages), _status(status)
+        await self._run(self._log.append, key, xs, s)
+
+    async def set_messages(
+        self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
+        """Replace every message of ``key`` (whatever its status) with ``messages``."""
+        xs, s = _check_messages(messages), _status(status)
+        await self._run(self._log.write, key, [(x, s) for x in xs])
+
+    async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
+        """Remove the message at position ``idx`` of the whole log; None when out of range."""
+        return await self._run(self._log.delete_at, key, idx)
+
+    async def delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
+        """Delete the messages of ``key`` with ``status`` (None: the whole conversation)."""
+        if status is None:
+            await self._run(self.repository.delete_by_conversation_id, key)
+            return
+        s = _status(status)
+        entries = await self._run(self._log.read, key)
+        await self._run(self._log.write, key, [e for e in entries if e[1] != s])
+
+    async def delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+        """Delete the oldest ``n`` active messages and return them."""
+        return await self._run(self._log.take_oldest, key, n, False)
+
+    async def archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+        """Mark the oldest ``n`` active messages archived and return them."""
+        return await self._run(self._log.take_oldest, key, n, True)
+
+    async def get_keys(self) -> list[str]:
+        """Every conversation id in the repository."""
+        return await self._run(self.repository.find_conversation_ids)
 
 
 class ChatmemChatStore(BaseChatStore):
-    """A LlamaIndex chat store over any chatmem repository; a key is a conversation id.
+    """A LlamaIndex ``BaseChatStore`` (for ``ChatMemoryBuffer`` and older code) over any
+    chatmem repository; a key is a conversation id."""
 
-    ``add_message`` (without ``idx``) is one atomic append. ``add_message`` with ``idx``,
-    ``delete_message`` and ``delete_last_message`` rewrite the conversation (read, change,
-    ``save_all``): atomic for readers, but a concurrent append between the read and the
-    write is lost, as in LlamaIndex's own stores.
-    """
+    url: str | None = None
+    _log: _Log = PrivateAttr()
 
-    _repository: ChatMemoryRepository = PrivateAttr()
+    def __init__(
+        self,
+        repository: ChatMemoryRepository | None = None,
+        *,
+        url: str | None = None,
+        **options: Any,
+    ) -> None:
+        repo = _repository(repository, url, options)
+        super().__init__(url=url)  # type: ignore[call-arg]  # a pydantic field
+        self._log = _Log(repo)
 
-    def __init__(self, repository: ChatMemoryRepository, **data: Any) -> None:
-        if not isinstance(repository, ChatMemoryRepository):
-            raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
-        super().__init__(**data)
-        self._repository = repository
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> ChatmemChatStore:
+        """The store over ``repository_from_url(url, **options)``; ``to_dict`` keeps the URL."""
+        return cls(url=url, **options)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **options: Any) -> ChatmemChatStore:
+        """Reopen a store from ``to_dict``'s output (``options`` go to the backend)."""
+        return _rebuild(cls, data, options)
 
     @classmethod
     def class_name(cls) -> str:
@@ -125,322 +336,45 @@ class ChatmemChatStore(BaseChatStore):
     @property
     def repository(self) -> ChatMemoryRepository:
         """The chatmem repository behind this store."""
-        return self._repository
+        return self._log.repository
 
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Replace the conversation ``key`` (an empty list deletes it)."""
-        self._repository.save_all(key, from_llamaindex(messages, group_tool_responses=False))
+        self._log.write(key, [(x, MessageStatus.ACTIVE) for x in _check_messages(messages)])
 
     def get_messages(self, key: str) -> list[ChatMessage]:
-        """The messages of ``key``; ``[]`` when unknown."""
-        stored = self._repository.find_by_conversation_id(key)
-        return to_llamaindex(stored, group_tool_responses=False)
+        """Every message of ``key``; ``[]`` when unknown."""
+        return [x for x, _ in self._log.read(key)]
 
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
-        """Append ``message`` (or insert it at ``idx``, rewriting the conversation)."""
-        new = from_llamaindex([message], group_tool_responses=False)
-        if idx is not None:
-            messages = self.get_messages(key)
-            messages.insert(idx, message)
-            self.set_messages(key, messages)
-        elif isinstance(self._repository, BaseChatMemoryRepository):
-            self._repository.append(key, new)
-        else:
-            stored = self._repository.find_by_conversation_id(key)
-            self._repository.save_all(key, [*stored, *new])
+        """Append ``message`` (or insert it at ``idx`` as ``list.insert`` does, rewriting)."""
+        x = _check_messages([message])[0]
+        if idx is None:
+            self._log.append(key, [x], MessageStatus.ACTIVE)
+            return
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise InvalidArgumentError("idx", "must be an int or None")
+        entries = self._log.read(key)
+        entries.insert(idx, (x, MessageStatus.ACTIVE))
+        self._log.write(key, entries)
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Delete ``key``; its messages, or None when it held none."""
         messages = self.get_messages(key)
         if not messages:
             return None
-        self._repository.delete_by_conversation_id(key)
+        self._log.repository.delete_by_conversation_id(key)
         return messages
 
     def delete_message(self, key: str, idx: int) -> ChatMessage | None:
-        """Remove the message at ``idx``; None when there is none."""
-        messages = self.get_messages(key)
-        if not messages or idx >= len(messages):
-            return None
-        removed = messages.pop(idx)
-        self.set_messages(key, messages)
-        return removed
+        """Remove the message at ``idx`` (negative counts from the end); None when out of
+        range either way."""
+        return self._log.delete_at(key, idx)
 
     def delete_last_message(self, key: str) -> ChatMessage | None:
         """Remove the last message; None when the conversation is empty."""
-        return self.delete_message(key, -1)
+        return self._log.delete_at(key, -1)
 
     def get_keys(self) -> list[str]:
         """Every conversation id in the repository."""
-        return list(self._repository.find_conversation_ids())
-
-
-# -- blocks --------------------------------------------------------------------------------
-def _b64(data: bytes) -> bytes:
-    import base64
-
-    return base64.b64encode(data)
-
-
-def _to_block(m: Media) -> Any:
-    kind = kind_of(m.mime_type)
-    raw = isinstance(m.data, bytes)
-    payload: dict[str, Any] = {"url": m.data} if isinstance(m.data, str) else {}
-    if kind == "image":
-        return ImageBlock(
-            **({"image": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-            image_mimetype=m.mime_type,
-        )
-    if kind == "audio":
-        return AudioBlock(
-            **({"audio": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-            format=m.mime_type.split("/", 1)[1],
-        )
-    if kind == "video":
-        return VideoBlock(
-            **({"video": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-            video_mimetype=m.mime_type,
-        )
-    return DocumentBlock(
-        **({"data": _b64(m.data)} if raw else payload),  # type: ignore[arg-type]
-        document_mimetype=m.mime_type,
-        title=m.name,
-    )
-
-
-def _payload(block: Any, field: str) -> bytes | str:
-    data, url = getattr(block, field), block.url
-    if getattr(block, "path", None) is not None or (data is None) == (url is None):
-        raise ValueError("a media block needs exactly one of data and url")
-    if data is not None:
-        if not isinstance(data, bytes):
-            raise TypeError("streamed media")
-        return unb64(data.decode("ascii")) if data else b""
-    return str(url)
-
-
-def _from_block(block: Any) -> Media:
-    if isinstance(block, ImageBlock):
-        if block.detail is not None or block.image_mimetype is None:
-            raise ValueError("unmapped image fields")
-        return Media(mime_type=block.image_mimetype, data=_payload(block, "image"))
-    if isinstance(block, AudioBlock):
-        if block.format is None:
-            raise ValueError("audio without a format")
-        return Media(mime_type=f"audio/{block.format}", data=_payload(block, "audio"))
-    if isinstance(block, VideoBlock):
-        if block.detail is not None or block.fps is not None or block.video_mimetype is None:
-            raise ValueError("unmapped video fields")
-        return Media(mime_type=block.video_mimetype, data=_payload(block, "video"))
-    if isinstance(block, DocumentBlock):
-        if block.document_mimetype is None:
-            raise ValueError("document without a mime type")
-        return Media(
-            mime_type=block.document_mimetype, data=_payload(block, "data"), name=block.title
-        )
-    raise ValueError(f"no media for {type(block).__name__}")
-
-
-# -- the codec -----------------------------------------------------------------------------
-class _LlamaIndexCodec(FormatCodec[ChatMessage]):
-    key = KEY
-
-    def is_tool(self, x: ChatMessage) -> bool:
-        return x.role == MessageRole.TOOL
-
-    def envelope(self, x: ChatMessage) -> Mapping[str, Any] | None:
-        env = x.additional_kwargs.get(ENVELOPE)
-        return env if isinstance(env, Mapping) else None
-
-    def dump(self, x: ChatMessage) -> Any:
-        return check_json("message", x.model_dump(mode="json"))
-
-    def load(self, data: Any) -> ChatMessage:
-        return ChatMessage.model_validate(data)
-
-    def wrap(self, m: Message) -> ChatMessage:
-        kwargs: dict[str, Any] = {ENVELOPE: whole_envelope(m)}
-        if isinstance(m, ToolResponseMessage):
-            kwargs["tool_call_id"] = m.responses[0].id if m.responses else ""
-            return ChatMessage(role=MessageRole.TOOL, blocks=[], additional_kwargs=kwargs)
-        return ChatMessage(
-            role=_ROLES[type(m)], blocks=[TextBlock(text=m.text or "")], additional_kwargs=kwargs
-        )
-
-    def fallback(self, xs: list[ChatMessage]) -> Message:
-        x = xs[0]
-        if self.is_tool(x):
-            return ToolResponseMessage()
-        text = x.content or ""
-        if x.role in (MessageRole.SYSTEM, MessageRole.DEVELOPER):
-            return SystemMessage(text)
-        if x.role in (MessageRole.ASSISTANT, MessageRole.MODEL, MessageRole.CHATBOT):
-            return AssistantMessage(x.content)
-        return UserMessage(text)
-
-    # natural mapping -------------------------------------------------------------------
-    def decode(self, xs: list[ChatMessage], names: ToolNames) -> Message:
-        head = xs[0]
-        kwargs = dict(head.additional_kwargs)
-        env = dict(kwargs.pop(ENVELOPE, None) or {})
-        metadata = dict(env.pop("metadata", {}))
-        if self.is_tool(head):
-            return self._decode_tools(xs, env, metadata)
-        partial: dict[str, Any] = {}
-        if kwargs:
-            partial["additional_kwargs"] = kwargs
-        role = head.role
-        if role == MessageRole.DEVELOPER:
-            partial["role"] = role.value
-        elif role not in (MessageRole.SYSTEM, MessageRole.USER, MessageRole.ASSISTANT):
-            raise ValueError(f"no chatmem kind for role {role.value!r}")
-        if partial:
-            if KEY in metadata:
-                raise ValueError("metadata already holds the llamaindex key")
-            metadata[KEY] = json.loads(json.dumps(partial))
-        blocks = list(head.blocks)
-        text: str | None = None
-        if blocks and isinstance(blocks[0], TextBlock):
-            text = blocks.pop(0).text  # type: ignore[union-attr]
-        calls = [b for b in blocks if isinstance(b, ToolCallBlock)]
-        media_blocks = [b for b in blocks if not isinstance(b, ToolCallBlock)]
-        if blocks != media_blocks + calls:
-            raise ValueError("tool calls before media")
-        media = decode_media(media_blocks, env.pop("media", None), _from_block)
-        common: dict[str, Any] = {"metadata": metadata, "media": media}
-        if role == MessageRole.ASSISTANT:
-            call_env = env.pop("tool_calls", None) or [{}] * len(calls)
-            if len(call_env) != len(calls):
-                raise ValueError("tool call envelope does not match")
-            tool_calls = tuple(
-                self._decode_call(c, e) for c, e in zip(calls, call_env, strict=True)
-            )
-            self._no_more(env)
-            return AssistantMessage(text, tool_calls=tool_calls, **common)
-        self._no_more(env)
-        if role == MessageRole.USER:
-            return UserMessage(require_str(text, "text"), **common)
-        return SystemMessage(require_str(text, "text"), **common)
-
-    @staticmethod
-    def _no_more(env: Mapping[str, Any]) -> None:
-        if env:
-            raise ValueError(f"unknown envelope keys {sorted(env)}")
-
-    @staticmethod
-    def _decode_call(c: ToolCallBlock, env: Mapping[str, Any]) -> ToolCall:
-        args = c.tool_kwargs
-        arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        return ToolCall(
-            id=require_str(c.tool_call_id, "tool_call_id"),
-            name=c.tool_name,
-            arguments=arguments,
-            type=env.get("type", "function"),
-        )
-
-    def _decode_tools(
-        self, xs: list[ChatMessage], env: dict[str, Any], metadata: dict[str, Any]
-    ) -> ToolResponseMessage:
-        marker = env.pop("responses", None)
-        media = tuple(media_from_dict(d) for d in env.pop("media", None) or ())
-        self._no_more(env)
-        responses: list[ToolResponse] = []
-        partials: list[dict[str, Any]] = []
-        for i, x in enumerate(xs if marker != 0 else ()):
-            kwargs = dict(x.additional_kwargs)
-            if kwargs.pop(ENVELOPE, None) is not None and i:
-                raise ValueError("envelope on a tool message inside a group")
-            rid = require_str(kwargs.pop("tool_call_id"), "tool_call_id")
-            name = require_str(kwargs.pop("name", ""), "name")
-            if "name" in x.additional_kwargs and name == "":
-                raise ValueError("an empty tool name is not told apart from none")
-            if len(x.blocks) != 1 or not isinstance(x.blocks[0], TextBlock):
-                raise ValueError("a tool result is one text block")
-            partials.append(kwargs)
-            responses.append(ToolResponse(id=rid, name=name, response_data=x.blocks[0].text))
-        if any(partials):
-            if KEY in metadata:
-                raise ValueError("metadata already holds the llamaindex key")
-            metadata[KEY] = {"tool_messages": json.loads(json.dumps(partials))}
-        return ToolResponseMessage(tuple(responses), metadata=metadata, media=media)
-
-    def encode(self, m: Message, marker: int | None, names: ToolNames) -> list[ChatMessage]:
-        metadata = dict(m.metadata)
-        partial = dict(metadata.pop(KEY, None) or {})
-        env: dict[str, Any] = {}
-        if metadata:
-            env["metadata"] = metadata
-        if isinstance(m, ToolResponseMessage):
-            return self._encode_tools(m, marker, partial, env)
-        kwargs: dict[str, Any] = json.loads(json.dumps(partial.pop("additional_kwargs", {})))
-        role = partial.pop("role", _ROLES[type(m)].value)
-        if partial:
-            raise ValueError("unknown llamaindex fields")
-        blocks: list[Any] = [] if m.text is None else [TextBlock(text=m.text)]
-        parts, infos = encode_media(m.media, _to_block, _from_block)
-        blocks.extend(parts)
-        if infos:
-            env["media"] = infos
-        if isinstance(m, AssistantMessage):
-            call_env = []
-            for c in m.tool_calls:
-                args: Any = c.arguments
-                try:
-                    parsed = json.loads(c.arguments)
-                except ValueError:
-                    parsed = None
-                if isinstance(parsed, dict) and json.dumps(parsed, ensure_ascii=False) == args:
-                    args = parsed
-                blocks.append(ToolCallBlock(tool_call_id=c.id, tool_name=c.name, tool_kwargs=args))
-                call_env.append({"type": c.type} if c.type != "function" else {})
-            if any(call_env):
-                env["tool_calls"] = call_env
-        if env:
-            if ENVELOPE in kwargs:
-                raise ValueError("additional_kwargs already holds the chatmem key")
-            kwargs[ENVELOPE] = json.loads(json.dumps(env))
-        return [ChatMessage(role=MessageRole(role), blocks=blocks, additional_kwargs=kwargs)]
-
-    def _encode_tools(
-        self,
-        m: ToolResponseMessage,
-        marker: int | None,
-        partial: dict[str, Any],
-        env: dict[str, Any],
-    ) -> list[ChatMessage]:
-        partials = partial.pop("tool_messages", None) or [{}] * len(m.responses)
-        if partial or len(partials) != len(m.responses):
-            raise ValueError("metadata['llamaindex'] does not match the responses")
-        out: list[ChatMessage] = []
-        for r, own in zip(m.responses, partials, strict=True):
-            kwargs: dict[str, Any] = {**json.loads(json.dumps(own)), "tool_call_id": r.id}
-            if r.name:
-                kwargs["name"] = r.name
-            out.append(
-                ChatMessage(
-                    role=MessageRole.TOOL,
-                    blocks=[TextBlock(text=r.response_data)],
-                    additional_kwargs=kwargs,
-                )
-            )
-        if not out:
-            out.append(
-                ChatMessage(
-                    role=MessageRole.TOOL,
-                    blocks=[TextBlock(text="")],
-                    additional_kwargs={"tool_call_id": ""},
-                )
-            )
-        if marker is not None:
-            env["responses"] = marker
-        if m.media:
-            env["media"] = [media_to_dict(x) for x in m.media]
-        if env:
-            head = out[0]
-            if ENVELOPE in head.additional_kwargs:
-                raise ValueError("additional_kwargs already holds the chatmem key")
-            head.additional_kwargs[ENVELOPE] = json.loads(json.dumps(env))
-        return out
-
-
-_CODEC = _LlamaIndexCodec()
+        return list(self._log.repository.find_conversation_ids())
