@@ -163,6 +163,15 @@ def repository(
 
 
 @pytest.fixture
+def cold_urls(harness: Harness, server: ServerInfo) -> Iterator[list[str]]:
+    """Collects the cold default URLs a test made and removes them afterwards."""
+    made: list[str] = []
+    yield made
+    for url in made:
+        harness.cleanup_cold_default(server, url)
+
+
+@pytest.fixture
 def ttl_repository(
     repository: BaseChatMemoryRepository,
     harness: Harness,

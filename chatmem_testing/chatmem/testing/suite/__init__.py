@@ -14,6 +14,7 @@ from typing import Any
 from . import (
     test_concurrency,
     test_contract,
+    test_default_path,
     test_labels,
     test_search,
     test_token_window,
@@ -25,6 +26,7 @@ from . import (
 MODULES: tuple[ModuleType, ...] = (
     test_contract,
     test_concurrency,
+    test_default_path,
     test_turns,
     test_window,
     test_token_window,
