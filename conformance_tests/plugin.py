@@ -4,7 +4,7 @@ Only plain names are re-exported here, never the pytest hooks, so loading this m
 never register the plugin twice.
 """
 
-from chatmem.testing.plugin import _required, provision
+from chatmem.testing.plugin import _STATE, _required, provision
 from chatmem.testing.registry import load_harness
 
-__all__ = ["_required", "load_harness", "provision"]
+__all__ = ["_STATE", "_required", "load_harness", "provision"]
