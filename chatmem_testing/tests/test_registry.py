@@ -28,6 +28,14 @@ def test_our_backends_are_registered_by_entry_point() -> None:
     assert isinstance(harness, Harness) and harness.name == "memory"
 
 
+def test_every_harness_module_of_ours_is_registered() -> None:
+    modules = {p.stem for p in (ROOT / "conformance_tests" / "harnesses").glob("[!_]*.py")}
+    registered = registered_harnesses()
+    assert modules <= set(registered), f"add to pyproject.toml: {modules - set(registered)}"
+    for name in modules:
+        assert registered[name].value == f"conformance_tests.harnesses.{name}:HARNESS"
+
+
 def test_a_module_class_spec_loads_without_registration() -> None:
     harness = load_harness("conformance_tests.harnesses.sqlite:SqliteHarness")
     assert harness.name == "sqlite"
