@@ -20,7 +20,7 @@ from chatmem.core import (
 )
 from chatmem.core._token_window import TOKENS_KEY
 
-from .corpus import VECTORS, parse
+from ..corpus import VECTORS, parse
 
 Repo = BaseChatMemoryRepository
 
@@ -91,7 +91,7 @@ def test_counts_are_taken_once_at_write_time(repository: Repo) -> None:
 
 def test_the_reserved_key_never_comes_back(repository: Repo) -> None:
     memory = TokenWindowChatMemory(repository, max_tokens=100, count_tokens=words)
-    sent = [
+    sent: list[Message] = [
         SystemMessage("sys", metadata={"a": 1}),
         UserMessage("hi there", metadata={"user": "x"}),
         AssistantMessage("hello"),
