@@ -22,6 +22,7 @@ nox.options.sessions = [
     "integrations",
     "longterm",
     "longterm_browser",
+    "docs",
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
@@ -173,6 +174,18 @@ def longterm_browser(session: nox.Session) -> None:
         "-rs",
         *session.posargs,
     )
+
+
+@nox.session(python=MAIN_PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs build --strict: any warning fails) and every python
+    example in README.md and docs/ run as a script against SQLite / in-memory stores."""
+    _install(session, f"sqlite,{FRAMEWORKS}")
+    session.install("mkdocs-material>=9.5,<10")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", ".work/site", env={"NO_MKDOCS_2_WARNING": "1"}
+    )
+    session.run("pytest", "docs/test_examples.py", "-q", "-rs", *session.posargs)
 
 
 @nox.session(python=MAIN_PYTHON)
