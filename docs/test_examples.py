@@ -4,6 +4,8 @@ A block that needs a server is preceded by an HTML comment ``<!-- skip: <reason>
 (the reason is required); it is reported as a skip with that reason, never dropped.
 A ```sql block preceded by ``<!-- ddl: <url> -->`` must equal ``chatmem.jdbc.schema_sql(url)``,
 so the DDL shown on the backend pages cannot drift from the code.
+A line ``print(...)  # -> text`` (one value, no "then") must print exactly ``text``: the
+outputs the docs promise are checked, not only that the code runs.
 Run by ``nox -s docs``; each block runs in its own interpreter so blocks cannot lean on
 one another's state or leave background threads behind.
 """
@@ -23,6 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.M | re.S)
 SKIP = re.compile(r"<!--\s*skip:\s*(\S.*?)\s*-->\s*$")
+PROMISE = re.compile(r"^(\s*)print\((.*)\)\s*# -> (.+?)\s*$", re.M)
+PRELUDE = """\
+def __promised(*values, expected):
+    out = " ".join(str(v) for v in values)
+    assert out == expected, f"printed {out!r}, the docs say {expected!r}"
+    print(out)
+"""
 DDL = re.compile(r"<!--\s*ddl:\s*(\S+)\s*-->\n```sql\n(.*?)^```", re.M | re.S)
 
 
@@ -40,6 +49,17 @@ class Block:
         return f"{self.path.relative_to(ROOT)}:{self.line}"
 
 
+def with_checks(code: str) -> str:
+    """The block with every single-value ``print(...)  # -> text`` turned into a check."""
+
+    def check(m: re.Match[str]) -> str:
+        if " then " in m.group(3):
+            return m.group(0)
+        return f"{m.group(1)}__promised({m.group(2)}, expected={m.group(3)!r})"
+
+    return PRELUDE + PROMISE.sub(check, code)
+
+
 def extract(path: Path) -> list[Block]:
     """The python blocks of one markdown file, with the skip comment on the line before."""
     text = path.read_text(encoding="utf-8")
@@ -53,6 +73,17 @@ def extract(path: Path) -> list[Block]:
 
 
 BLOCKS = [b for p in SOURCES for b in extract(p)]
+
+
+def test_promises_become_checks() -> None:
+    """The rewrite keeps the code and adds the check (and leaves narrative arrows alone)."""
+    code = 'print(len([1, 2]))  # -> 2\nprint("a")  # -> a   then   b\n'
+    out = with_checks(code)
+    assert "__promised(len([1, 2]), expected='2')" in out
+    assert 'print("a")  # -> a   then   b' in out
+    ok = subprocess.run([sys.executable, "-c", with_checks("print(1 + 1)  # -> 2")], check=False)
+    bad = subprocess.run([sys.executable, "-c", with_checks("print(1 + 2)  # -> 2")], check=False)
+    assert (ok.returncode, bad.returncode != 0) == (0, True)
 
 
 def test_blocks_were_found() -> None:
@@ -71,7 +102,7 @@ def test_example_runs(block: Block, tmp_path: Path) -> None:
     if block.skip:
         pytest.skip(f"{block.id}: {block.skip}")
     script = tmp_path / "example.py"
-    script.write_text(block.code, encoding="utf-8")
+    script.write_text(with_checks(block.code), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATMEM_")}
     proc = subprocess.run(
         [sys.executable, str(script)],
