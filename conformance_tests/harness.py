@@ -57,6 +57,9 @@ class Harness(ABC):
     name: ClassVar[str]
     env_var: ClassVar[str | None] = None
     testcontainers_image: ClassVar[str | None] = None
+    default_path_rounds: ClassVar[tuple[int, int]] = (20, 3)
+    """Fresh cold namespaces the default-path test races on: (thread rounds, process
+    rounds). 20 rounds let a 1-in-12 first-use failure pass by luck with p < 0.2."""
 
     def from_env(self, url: str) -> ServerInfo:
         """Describe a server given by URL (probe its version)."""
@@ -89,6 +92,16 @@ class Harness(ABC):
 
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:  # noqa: B027
         """Remove what ``make_repository`` created (tables, keys, collections)."""
+
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """A URL, shaped as the README shows, whose *default* namespace (the default table,
+        keyspace, labels, index or collection) does not exist yet: no schema at all. The
+        default-path test builds repositories from it with ``repository_from_url(url)`` and
+        no options. Raise ``Unavailable`` when this backend cannot give one."""
+        raise Unavailable(f"{self.name}: no cold default URL route")
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:  # noqa: B027
+        """Remove what was created under a ``cold_default_url`` (database, file, keys...)."""
 
 
 # -- helpers shared by harnesses -------------------------------------------------------

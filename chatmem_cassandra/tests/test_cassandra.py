@@ -349,7 +349,7 @@ def test_a_ttl_set_later_takes_effect_on_an_existing_table(
     plain.save_all("l", [UserMessage("old"), AssistantMessage("old")])
     assert ttls(server, plain, "l") == [None] * 4
     expiring = make_repository(
-        table_name=plain.config.table_name, ttl=timedelta(seconds=2), initialize_schema=False
+        table_name=plain.config.table_name, ttl=timedelta(seconds=2), initialize_schema="never"
     )
     MessageWindowChatMemory(expiring, max_messages=10).add("l", UserMessage("new"))
     assert all(v is not None and v <= 2 for v in ttls(server, plain, "l"))
@@ -364,7 +364,7 @@ def test_defaults() -> None:
         DEFAULT_KEYSPACE,
         DEFAULT_TABLE_NAME,
         None,
-        True,
+        "always",
     )
     assert c.replication == DEFAULT_REPLICATION == SimpleStrategy(1)
     assert "'replication_factor': '1'" in schema_cql(c)[0]
@@ -488,10 +488,11 @@ def test_initialize_schema_false_creates_nothing_and_fails_clearly(server: Serve
         session_of(server),
         keyspace=server.extra["keyspace"],
         table_name=table,
-        initialize_schema=False,
+        initialize_schema="never",
     )
-    with pytest.raises(SchemaError, match="initialize_schema"):
+    with pytest.raises(SchemaError, match="initialize_schema") as info:
         repo.find_by_conversation_id("x")
+    assert "create_schema()" in str(info.value) and table in str(info.value)
     tables = {
         r.table_name
         for r in session_of(server).execute(
@@ -548,7 +549,7 @@ def test_from_url_owns_its_cluster_and_a_given_session_stays_open(
 ) -> None:
     c = repository.config
     with CassandraChatMemoryRepository.from_url(
-        str(server.url), table_name=c.table_name, initialize_schema=False
+        str(server.url), table_name=c.table_name, initialize_schema="never"
     ) as repo:
         assert repo.config.keyspace == server.extra["keyspace"]
         repo.save_all("u", [UserMessage("via url")])

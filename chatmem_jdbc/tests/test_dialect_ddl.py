@@ -204,7 +204,7 @@ def test_urls_without_a_driver_use_the_extras_driver(name: str) -> None:
     from chatmem.core import repository_from_url
 
     url, driver = DRIVERLESS_URLS[name]
-    repo = repository_from_url(url)  # no connection is made until first use
+    repo = repository_from_url(url, initialize_schema="never")  # no connection until first use
     assert repo.engine.dialect.driver == driver  # type: ignore[attr-defined]
     assert type(repo.dialect).__name__ == type(dialect_for(name)).__name__  # type: ignore[attr-defined]
     repo.close()  # type: ignore[attr-defined]

@@ -34,14 +34,33 @@ def test_appends_trim_rows_the_window_can_no_longer_show(repository: Repo) -> No
     assert [m.text for m in memory.get("t")] == ["sys", *[f"u{i}" for i in range(191, 200)]]
 
 
-def test_schema_embedded_mode_creates_nothing_on_a_server(server: ServerInfo) -> None:
+@pytest.mark.parametrize("mode", ["embedded", "never", False])
+def test_schema_embedded_and_never_modes_create_nothing_on_a_server(
+    server: ServerInfo, mode: object
+) -> None:
     name = f"cm_{unique_suffix()}"
-    repo = JdbcChatMemoryRepository(server.extra["engine"], table_name=name)
+    repo = JdbcChatMemoryRepository(server.extra["engine"], table_name=name, initialize_schema=mode)  # type: ignore[arg-type]
     assert not sa.inspect(server.extra["engine"]).has_table(name)
-    with pytest.raises(SchemaError):
+    with pytest.raises(SchemaError, match="chatmem schema --url") as info:
         repo.save_all("c", [UserMessage("x")])
+    assert f"table {name}" in str(info.value) and "create_schema()" in str(info.value)
     with pytest.raises(SchemaError):
         repo.find_by_conversation_id("c")
+    assert not sa.inspect(server.extra["engine"]).has_table(name)
+    repo.create_schema()
+    repo.save_all("c", [UserMessage("x")])
+    assert repo.find_by_conversation_id("c") == [UserMessage("x")]
+    repo.tables.metadata.drop_all(server.extra["engine"])
+
+
+def test_the_default_creates_the_schema_on_a_server(server: ServerInfo) -> None:
+    name = f"cm_{unique_suffix()}"
+    repo = JdbcChatMemoryRepository(server.extra["engine"], table_name=name)
+    try:
+        assert repo.config.initialize_schema == "always"
+        assert sa.inspect(server.extra["engine"]).has_table(name)
+    finally:
+        repo.tables.metadata.drop_all(server.extra["engine"])
 
 
 def test_schema_always_mode_is_idempotent(make_repository: Callable[..., Repo]) -> None:
@@ -69,8 +88,14 @@ def test_exported_ddl_creates_a_working_schema(
 
 def test_an_unreachable_server_is_backend_unavailable(server: ServerInfo) -> None:
     url = sa.make_url(server.url).set(host="127.0.0.1", port=free_port())
-    repo = JdbcChatMemoryRepository.from_url(url.render_as_string(hide_password=False))
+    text = url.render_as_string(hide_password=False)
+    with pytest.raises(BackendUnavailableError):  # the default creates the schema at once
+        JdbcChatMemoryRepository.from_url(text)
+    repo = JdbcChatMemoryRepository.from_url(text, initialize_schema="never")
     try:
+        with pytest.raises(BackendUnavailableError):  # the first-use schema check
+            repo.find_by_conversation_id("c")
+        repo._schema_check.passed()  # as if verified before the server went away
         with pytest.raises(BackendUnavailableError) as info:
             repo.find_by_conversation_id("c")
         assert isinstance(info.value.__cause__, sa.exc.DBAPIError)

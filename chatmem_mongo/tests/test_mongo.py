@@ -159,6 +159,8 @@ def test_operator_ids_never_reach_the_server(
     repo = MongoChatMemoryRepository(
         client[repository.database.name], collection_name=repository.config.collection_name
     )
+    assert commands.names == ["listIndexes"]  # indexes exist: checked, nothing created
+    commands.names.clear()
     calls: list[Callable[[], object]] = [
         lambda: repo.find_by_conversation_id(bad),  # type: ignore[arg-type]
         lambda: repo.delete_by_conversation_id(bad),  # type: ignore[arg-type]
@@ -176,12 +178,21 @@ def test_operator_ids_never_reach_the_server(
     assert [m.text for m in repo.find_by_conversation_id("victim")] == ["keep me"]
 
 
-def test_plain_construction_sends_no_ddl(
+def test_construction_on_a_ready_collection_sends_no_ddl(
+    repository: MongoChatMemoryRepository, watched: tuple[MongoClient[Any], Commands]
+) -> None:
+    client, commands = watched
+    name = repository.config.collection_name
+    MongoChatMemoryRepository(client[repository.database.name], collection_name=name)
+    MongoChatMemoryRepository(client, database_name=repository.database.name, collection_name=name)
+    assert commands.names == ["listIndexes", "listIndexes"]
+
+
+def test_construction_with_never_sends_nothing(
     server: ServerInfo, watched: tuple[MongoClient[Any], Commands]
 ) -> None:
     client, commands = watched
-    MongoChatMemoryRepository(client[server.extra["database"]])
-    MongoChatMemoryRepository(client, database_name=server.extra["database"], collection_name="x_y")
+    MongoChatMemoryRepository(client[server.extra["database"]], initialize_schema="never")
     assert commands.names == []
 
 
@@ -238,8 +249,12 @@ def test_from_url_needs_a_database_and_a_mongodb_url(server: ServerInfo) -> None
 
 
 def test_unreachable_server_is_backend_unavailable() -> None:
+    url, options = "mongodb://127.0.0.1:9/chatmem", {"serverSelectionTimeoutMS": 300}
+    with pytest.raises(BackendUnavailableError) as info:  # "always" checks indexes at once
+        MongoChatMemoryRepository.from_url(url, client_options=options)
+    assert info.value.__cause__ is not None
     repo = MongoChatMemoryRepository.from_url(
-        "mongodb://127.0.0.1:9/chatmem", client_options={"serverSelectionTimeoutMS": 300}
+        url, client_options=options, initialize_schema="never"
     )
     with pytest.raises(BackendUnavailableError) as info:
         repo.find_by_conversation_id("x")
@@ -264,30 +279,50 @@ def test_the_mongo_extra_pulls_only_pymongo() -> None:
 
 # -- indexes and TTL ----------------------------------------------------------------------
 def test_position_index_exists_when_indexes_are_created(make_repository: Make) -> None:
-    repo = make_repository(create_indexes=True)
+    repo = make_repository(initialize_schema="always")
     assert any(ix["key"] == POSITION_INDEX for ix in _indexes(repo))
     assert _ttl_indexes(repo) == []
 
 
+def test_never_creates_no_index_and_refuses_until_created(make_repository: Make) -> None:
+    from chatmem.core import SchemaError
+
+    repo = make_repository(initialize_schema="never", ttl=timedelta(hours=1))
+    assert [ix for ix in _indexes(repo) if ix["key"] != [("_id", 1)]] == []
+    with pytest.raises(SchemaError, match="create_schema"):
+        repo.append("c", UserMessage("refused"))
+    repo.create_schema()
+    repo.append("c", UserMessage("stored"))
+    assert [m.text for m in repo.find_by_conversation_id("c")] == ["stored"]
+    assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [3600]
+
+
+def test_schema_statements_for_url_need_no_server() -> None:
+    ddl = MongoChatMemoryRepository.schema_statements_for_url(
+        "mongodb://127.0.0.1:1/app", collection_name="c1", ttl=timedelta(minutes=2)
+    )
+    assert len(ddl) == 2 and "c1" in ddl[0] and '"expireAfterSeconds": 120' in ddl[1]
+
+
 def test_ttl_index_is_recreated_when_the_ttl_changes(make_repository: Make) -> None:
-    repo = make_repository(ttl=timedelta(hours=1), create_indexes=None)
+    repo = make_repository(ttl=timedelta(hours=1))
     name = {"collection_name": repo.config.collection_name}
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [3600]
     make_repository(**name, ttl=timedelta(minutes=5))
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
     make_repository(**name, ttl=timedelta(minutes=5))  # unchanged: left alone
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
-    make_repository(**name, ttl=None, create_indexes=None)  # not managing indexes: untouched
+    make_repository(**name, ttl=None, initialize_schema="never")  # not managing: untouched
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [300]
     make_repository(**name, ttl=timedelta(seconds=1.2))  # whole seconds, rounded up
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repo)] == [2]
-    make_repository(**name, ttl=None, create_indexes=True)  # managing, no TTL: dropped
+    make_repository(**name, ttl=None)  # managing, no TTL: dropped
     assert _ttl_indexes(repo) == []
     assert any(ix["key"] == POSITION_INDEX for ix in _indexes(repo))
 
 
 def test_concurrent_constructors_with_a_ttl_agree_on_one_index(make_repository: Make) -> None:
-    name = {"collection_name": make_repository(create_indexes=False).config.collection_name}
+    name = {"collection_name": make_repository(initialize_schema="never").config.collection_name}
     with ThreadPoolExecutor(6) as pool:
         repos = list(
             pool.map(lambda _: make_repository(**name, ttl=timedelta(minutes=7)), range(6))

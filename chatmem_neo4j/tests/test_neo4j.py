@@ -23,6 +23,7 @@ from chatmem.core import (
     InvalidIdentifierError,
     Media,
     MessageWindowChatMemory,
+    SchemaError,
     SystemMessage,
     ToolCall,
     ToolResponse,
@@ -145,7 +146,7 @@ def test_default_labels_are_spring_ais() -> None:
         DEFAULT_TOOL_RESPONSE_LABEL,
         DEFAULT_MEDIA_LABEL,
     ) == ("Session", "Message", "Metadata", "ToolCall", "ToolResponse", "Media")
-    assert config.initialize_schema is False and config.database is None
+    assert config.initialize_schema == "always" and config.database is None
 
 
 def test_custom_labels_hold_the_whole_graph(server: ServerInfo, make_repository: Make) -> None:
@@ -210,7 +211,7 @@ def test_rejected_labels_name_the_option_before_any_io(option: str, bad: object)
     driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{free_port()}")
     try:
         with pytest.raises(InvalidIdentifierError) as info:
-            Neo4jChatMemoryRepository(driver, **{option: bad}, initialize_schema=True)
+            Neo4jChatMemoryRepository(driver, **{option: bad})
         assert info.value.argument == option
         assert option in str(info.value)
     finally:
@@ -348,13 +349,25 @@ def test_ids_page_reads_the_constraint_index_in_order(
 
 def test_no_ddl_without_initialize_schema(server: ServerInfo, make_repository: Make) -> None:
     labels = fresh_labels("NoDdl")
-    repo = make_repository(**labels, initialize_schema=False)
+    repo = make_repository(**labels, initialize_schema="never")
     assert schema_of(server, labels) == {"indexes": [], "constraints": []}
     assert len(repo.schema_statements()) == 2
     assert all("IF NOT EXISTS" in s for s in repo.schema_statements())
-    repo.initialize_schema()
-    repo.initialize_schema()  # idempotent
+    with pytest.raises(SchemaError, match="create_schema"):
+        repo.append("never", UserMessage("refused"))  # no session node without the constraint
+    assert schema_of(server, labels) == {"indexes": [], "constraints": []}
+    repo.create_schema()
+    repo.create_schema()  # idempotent
     assert len(schema_of(server, labels)["indexes"]) == 2
+    repo.append("never", UserMessage("now stored"))
+    assert [m.text for m in repo.find_by_conversation_id("never")] == ["now stored"]
+
+
+def test_schema_statements_for_url_need_no_server() -> None:
+    ddl = Neo4jChatMemoryRepository.schema_statements_for_url(
+        "bolt://127.0.0.1:1", session_label="S1", message_label="M1"
+    )
+    assert len(ddl) == 2 and "`S1`" in ddl[0] and "`M1`" in ddl[1]
 
 
 def test_concurrent_schema_initialisation_is_race_safe(
@@ -584,7 +597,7 @@ def test_an_overlong_history_shrinks_as_the_window_is_used(repository: Any) -> N
 def test_from_url_owns_and_closes_its_driver(server: ServerInfo) -> None:
     labels = fresh_labels("Url")
     assert server.url is not None
-    repo = Neo4jChatMemoryRepository.from_url(server.url, **labels, initialize_schema=True)
+    repo = Neo4jChatMemoryRepository.from_url(server.url, **labels)
     try:
         repo.save_all("u", [UserMessage("hi")])
         assert [m.text for m in repo.find_by_conversation_id("u")] == ["hi"]
@@ -637,7 +650,12 @@ def test_database_option(server: ServerInfo, make_repository: Make) -> None:
     repo.save_all("db", [UserMessage("x")])
     assert repo.find_conversation_ids() == ["db"]
     if server.extra.get("edition") == "community":
-        bad = Neo4jChatMemoryRepository(driver_of(server), database="nosuchdb")
+        with pytest.raises(BackendError) as info:  # the default checks the schema at once
+            Neo4jChatMemoryRepository(driver_of(server), database="nosuchdb")
+        assert isinstance(info.value.__cause__, neo4j.exceptions.Neo4jError)
+        bad = Neo4jChatMemoryRepository(
+            driver_of(server), database="nosuchdb", initialize_schema="never"
+        )
         with pytest.raises(BackendError) as info:
             bad.find_by_conversation_id("db")
         assert isinstance(info.value.__cause__, neo4j.exceptions.Neo4jError)
@@ -646,7 +664,10 @@ def test_database_option(server: ServerInfo, make_repository: Make) -> None:
 def test_unreachable_server_is_backend_unavailable() -> None:
     driver = neo4j.GraphDatabase.driver(f"bolt://127.0.0.1:{free_port()}", connection_timeout=2)
     try:
-        repo = Neo4jChatMemoryRepository(driver)
+        with pytest.raises(BackendUnavailableError) as info:  # the default creates the schema
+            Neo4jChatMemoryRepository(driver)
+        assert isinstance(info.value.__cause__, neo4j.exceptions.ServiceUnavailable)
+        repo = Neo4jChatMemoryRepository(driver, initialize_schema="never")
         with pytest.raises(BackendUnavailableError) as info:
             repo.find_by_conversation_id("x")
         assert isinstance(info.value.__cause__, neo4j.exceptions.ServiceUnavailable)

@@ -324,14 +324,27 @@ def test_defaults_follow_spring_ai() -> None:
 def test_initialize_schema_false_creates_nothing(harness: Any, server: ServerInfo) -> None:
     options = harness.namespace_options()
     client = client_of(server)
-    repo = RedisChatMemoryRepository(client, initialize_schema=False, **options)
+    repo = RedisChatMemoryRepository(client, initialize_schema="never", **options)
     listed = [x.decode() for x in client.execute_command("FT._LIST")]
     assert options["index_name"] not in listed
     repo.save_all("h", [UserMessage("x")])
     assert repo.find_by_conversation_id("h") == [UserMessage("x")]
     with pytest.raises(SchemaError, match="initialize_schema"):
         repo.find_by_type("USER")
+    repo.create_schema()  # existing documents are indexed in the background: wait, bounded
+    deadline = time.monotonic() + 30
+    while not (hits := repo.find_by_type("USER", conversation_id="h")):
+        assert time.monotonic() < deadline, "the new index never served the stored message"
+        time.sleep(0.1)
+    assert [h.message for h in hits] == [UserMessage("x")]
     harness.cleanup(server, repo)
+
+
+def test_schema_statements_for_url_need_no_server() -> None:
+    ddl = RedisChatMemoryRepository.schema_statements_for_url(
+        "redis://127.0.0.1:1/0", index_name="my-idx", key_prefix="my:"
+    )
+    assert len(ddl) == 1 and ddl[0].startswith("FT.CREATE my-idx ON JSON PREFIX 1 my:m:")
 
 
 def test_index_creation_is_race_safe(
@@ -409,7 +422,7 @@ def test_from_url_owns_its_client_and_a_given_client_stays_open(
 
 def test_an_unreachable_server_is_backend_unavailable() -> None:
     repo = RedisChatMemoryRepository.from_url(
-        f"redis://127.0.0.1:{free_port()}/0", initialize_schema=False
+        f"redis://127.0.0.1:{free_port()}/0", initialize_schema="never"
     )
     with pytest.raises(BackendUnavailableError) as info:
         repo.find_by_conversation_id("x")

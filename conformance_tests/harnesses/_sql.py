@@ -65,6 +65,40 @@ class SqlHarness(Harness):
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         repository.tables.metadata.drop_all(server.extra["engine"])  # type: ignore[attr-defined]
 
+    drop_database_suffix = ""
+    """Appended to ``DROP DATABASE name`` (PostgreSQL: ``WITH (FORCE)``)."""
+
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """The server's URL with a database created just now: the default table is absent."""
+        import sqlalchemy as sa
+
+        assert server.url is not None
+        name = f"cold_{unique_suffix()}"  # generated: safe to splice into DDL
+        with _admin(server).connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        url = sa.make_url(server.url).set(database=name)
+        return url.render_as_string(hide_password=False)
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        import sqlalchemy as sa
+
+        name = sa.make_url(url).database
+        assert name is not None and name.startswith("cold_")
+        with _admin(server).connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}{self.drop_database_suffix}")
+
+
+def _admin(server: ServerInfo) -> Any:
+    """An autocommit engine on the server's own database (for CREATE/DROP DATABASE)."""
+    admin = server.extra.get("admin_engine")
+    if admin is None:
+        import sqlalchemy as sa
+
+        admin = server.extra["admin_engine"] = sa.create_engine(
+            server.extra["engine"].url, isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool
+        )
+    return admin
+
 
 def scalar(engine: Any, sql: str) -> str:
     """One value from a constant query."""

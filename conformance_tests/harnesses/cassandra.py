@@ -384,7 +384,6 @@ class CassandraHarness(Harness):
 
         options.setdefault("keyspace", server.extra["keyspace"])
         options.setdefault("table_name", f"t_{unique_suffix()}")
-        options.setdefault("initialize_schema", True)
         return CassandraChatMemoryRepository(server.extra["session"], **options)
 
     def namespace_options(self) -> dict[str, Any]:
@@ -398,7 +397,7 @@ class CassandraHarness(Harness):
             "keyspace": config.keyspace,
             "table_name": config.table_name,
             "ttl": config.ttl,
-            "initialize_schema": False,
+            "initialize_schema": "never",
         }
         return str(server.url), options
 
@@ -408,6 +407,21 @@ class CassandraHarness(Harness):
         session.execute(f'DROP TABLE IF EXISTS "{config.keyspace}"."{config.table_name}"')
         if config.keyspace != server.extra["keyspace"]:
             session.execute(f'DROP KEYSPACE IF EXISTS "{config.keyspace}"')
+
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """The server's URL naming a keyspace that does not exist yet (the URL path is how
+        the README names a keyspace); the repository creates it and its default table."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(str(server.url))
+        return urlunsplit(parts._replace(path=f"/cold_{unique_suffix()}"))
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        keyspace = urlsplit(url).path.strip("/")
+        assert keyspace.startswith("cold_")
+        server.extra["session"].execute(f'DROP KEYSPACE IF EXISTS "{keyspace}"', timeout=120)
 
 
 HARNESS = CassandraHarness

@@ -154,6 +154,8 @@ def _create_user(pymysql: Any, sock: Path, proc: subprocess.Popen[bytes], log: P
         cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
         cur.execute(f"CREATE USER IF NOT EXISTS '{USER}'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'")
         cur.execute(f"GRANT ALL ON {DATABASE}.* TO '{USER}'@'127.0.0.1'")
+        # the default-path test's fresh databases (see SqlHarness.cold_default_url)
+        cur.execute(f"GRANT ALL ON `cold\\_%`.* TO '{USER}'@'127.0.0.1'")
 
 
 def _server_user() -> str | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository, InMemoryChatMemoryRepository
 
-from ..harness import Harness, ServerInfo, unique_suffix
+from ..harness import Harness, ServerInfo, Unavailable, unique_suffix
 
 
 class MemoryHarness(Harness):
@@ -29,6 +29,12 @@ class MemoryHarness(Harness):
             return InMemoryChatMemoryRepository(**options)
         with self._lock:
             return self._shared.setdefault(namespace, InMemoryChatMemoryRepository(**options))
+
+    def cold_default_url(self, server: ServerInfo) -> str:
+        raise Unavailable(
+            "in-process only: every repository_from_url('memory:') is a new empty store, "
+            "so threads and processes cannot share a cold default namespace"
+        )
 
 
 HARNESS = MemoryHarness

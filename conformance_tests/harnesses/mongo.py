@@ -156,7 +156,7 @@ class MongoHarness(Harness):
         from chatmem.mongo import MongoChatMemoryRepository
 
         database = server.extra["client"][server.extra["database"]]
-        options = {**self.namespace_options(), "create_indexes": True, **options}
+        options = {**self.namespace_options(), **options}
         return MongoChatMemoryRepository(database, **options)
 
     def connect_spec(
@@ -168,6 +168,21 @@ class MongoHarness(Harness):
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         repository.collection.drop()  # type: ignore[attr-defined]
         repository.close()  # type: ignore[attr-defined]
+
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """The server's URL naming a database that does not exist yet."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        assert server.url is not None
+        parts = urlsplit(server.url)
+        return urlunsplit(parts._replace(path=f"/cold_{unique_suffix()}"))
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        name = urlsplit(url).path.strip("/")
+        assert name.startswith("cold_")
+        server.extra["client"].drop_database(name)
 
 
 HARNESS = MongoHarness

@@ -241,7 +241,6 @@ class Neo4jHarness(Harness):
         from chatmem.neo4j import Neo4jChatMemoryRepository
 
         options = {**self.namespace_options(), **options}  # the test's own labels win
-        options.setdefault("initialize_schema", True)
         return Neo4jChatMemoryRepository(server.extra["driver"], **options)
 
     def connect_spec(
@@ -266,6 +265,27 @@ class Neo4jHarness(Harness):
             return  # schema of the default labels may belong to someone else
         for statement in repository.schema.drop_ddl():  # type: ignore[attr-defined]
             driver.execute_query(statement, database_=config.database)
+
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """The server's URL after removing the default namespace: every node with a default
+        label, and the default constraint and index (Community has one database)."""
+        from chatmem.neo4j import Neo4jConfig
+        from chatmem.neo4j._schema import Schema
+
+        assert server.url is not None
+        if server.route == "env":
+            raise Unavailable(
+                "a server given by URL is not ours: the default labels and schema stay untouched"
+            )
+        driver = server.extra["driver"]
+        for label in LABEL_BASES.values():
+            driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n")
+        for statement in Schema.of(Neo4jConfig()).drop_ddl():
+            driver.execute_query(statement)
+        return server.url
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        self.cold_default_url(server)
 
 
 HARNESS = Neo4jHarness

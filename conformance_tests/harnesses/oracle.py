@@ -27,6 +27,9 @@ class OracleHarness(SqlHarness):
     env_var = "CHATMEM_TEST_ORACLE_URL"
     testcontainers_image = "gvenzl/oracle-free:23.5-slim"
 
+    def cold_default_url(self, server: ServerInfo) -> str:
+        raise Unavailable("Oracle: a fresh schema needs a new user; not provisioned here")
+
     def ask_version(self, engine: Any) -> str:
         return scalar(engine, "SELECT version_full FROM product_component_version")
 

@@ -49,6 +49,8 @@ class PostgresHarness(SqlHarness):
     env_var = "CHATMEM_TEST_POSTGRES_URL"
     testcontainers_image = "postgres:15.8"
 
+    drop_database_suffix = " WITH (FORCE)"
+
     def ask_version(self, engine: Any) -> str:
         # "15.18 (Debian 15.18-0+deb12u1)" -> "15.18"
         return scalar(engine, "SHOW server_version").split(" ")[0]

@@ -158,5 +158,26 @@ class RedisHarness(Harness):
         for i in range(0, len(keys), 1000):
             client.delete(*keys[i : i + 1000])
 
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """The server's URL after removing the default namespace (index ``chat-memory-idx``
+        and every ``chat-memory:`` key); other tests' prefixes are left alone."""
+        from chatmem.redis import DEFAULT_INDEX_NAME, DEFAULT_KEY_PREFIX
+
+        assert server.url is not None
+        if server.route == "env":
+            raise Unavailable(
+                "a server given by URL is not ours: the default index and keys stay untouched"
+            )
+        client = self._client(server)
+        with contextlib.suppress(Exception):  # absent on a cold server
+            client.execute_command("FT.DROPINDEX", DEFAULT_INDEX_NAME)
+        keys = list(client.scan_iter(match=DEFAULT_KEY_PREFIX + "*", count=1000))
+        for i in range(0, len(keys), 1000):
+            client.delete(*keys[i : i + 1000])
+        return server.url
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        self.cold_default_url(server)
+
 
 HARNESS = RedisHarness

@@ -44,5 +44,16 @@ class SqliteHarness(Harness):
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         repository.tables.metadata.drop_all(repository.engine)  # type: ignore[attr-defined]
 
+    def cold_default_url(self, server: ServerInfo) -> str:
+        """A database file that does not exist yet, beside the run's own."""
+        assert server.url is not None
+        folder = Path(server.url.removeprefix("sqlite:///")).parent
+        return f"sqlite:///{folder / f'cold-{unique_suffix()}.db'}"
+
+    def cleanup_cold_default(self, server: ServerInfo, url: str) -> None:
+        path = url.removeprefix("sqlite:///")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(path + suffix).unlink(missing_ok=True)
+
 
 HARNESS = SqliteHarness

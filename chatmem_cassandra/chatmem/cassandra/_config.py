@@ -15,6 +15,7 @@ from datetime import timedelta
 from types import MappingProxyType
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from chatmem.core import SchemaMode, schema_mode
 from chatmem.core._errors import InvalidArgumentError, InvalidIdentifierError
 from chatmem.core._validation import cql_identifier
 
@@ -32,6 +33,7 @@ DEFAULT_PORT = 9042
 DEFAULT_CONSISTENCY = "LOCAL_QUORUM"
 DEFAULT_SERIAL_CONSISTENCY = "SERIAL"
 DEFAULT_FETCH_SIZE = 1000
+DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
 MAX_TTL = timedelta(seconds=630_720_000)
 """Cassandra's limit on a TTL (20 years)."""
 
@@ -98,8 +100,10 @@ class CassandraConfig:
 
     ``ttl``: the whole conversation expires together once idle this long (every write
     re-applies it); None keeps forever. Whole seconds, rounded up; at most 20 years.
-    ``initialize_schema``: create the keyspace (with ``replication``) and the table when
-    they are missing; with False a missing table is a ``SchemaError`` at first use.
+    ``initialize_schema``: ``"always"`` (the default) creates the keyspace (with
+    ``replication``) and the table when the driver's metadata lacks them (race-safe);
+    ``"never"`` creates nothing and checks once, at first use, that they exist (else
+    ``SchemaError``). ``True``/``False`` alias them.
     ``consistency`` / ``serial_consistency``: level names for every statement and for the
     lightweight transactions.
     """
@@ -115,7 +119,7 @@ class CassandraConfig:
     origin_column: str = DEFAULT_ORIGIN_COLUMN
     system_messages_column: str = DEFAULT_SYSTEM_MESSAGES_COLUMN
     ttl: timedelta | None = None
-    initialize_schema: bool = True
+    initialize_schema: SchemaMode = DEFAULT_INITIALIZE_SCHEMA
     replication: Replication = field(default=DEFAULT_REPLICATION)
     consistency: str = DEFAULT_CONSISTENCY
     serial_consistency: str = DEFAULT_SERIAL_CONSISTENCY
@@ -135,8 +139,7 @@ class CassandraConfig:
             or self.ttl > MAX_TTL
         ):
             raise InvalidArgumentError("ttl", "must be a timedelta from 1 s to 20 years, or None")
-        if not isinstance(self.initialize_schema, bool):
-            raise InvalidArgumentError("initialize_schema", "must be a bool")
+        object.__setattr__(self, "initialize_schema", schema_mode(self.initialize_schema))
         if not isinstance(self.replication, (SimpleStrategy, NetworkTopologyStrategy)):
             raise InvalidArgumentError(
                 "replication", "must be a SimpleStrategy or a NetworkTopologyStrategy"

@@ -40,7 +40,7 @@ def translate_errors(what: str) -> Iterator[None]:
         if "unconfigured table" in text or "does not exist" in text or "Undefined column" in text:
             raise SchemaError(
                 f"{what}: the table is missing or has another shape ({text}); create it with "
-                "initialize_schema=True or run chatmem.cassandra.schema_cql(config)"
+                'initialize_schema="always", repo.create_schema() or `chatmem schema --url`'
             ) from exc
         raise BackendError(f"Cassandra rejected {what}: {text}") from exc
     except cassandra.DriverException as exc:

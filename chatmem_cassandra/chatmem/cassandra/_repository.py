@@ -22,6 +22,7 @@ from chatmem.core import (
     ConversationIdPage,
     InvalidArgumentError,
     Message,
+    SchemaCheck,
     WindowEdit,
     retry,
 )
@@ -40,7 +41,7 @@ from ._codec import (
 from ._config import CassandraConfig, parse_url
 from ._errors import translate_errors
 from ._plan import new_origin, plan_rows
-from ._schema import Statements, ensure_schema, statements
+from ._schema import Statements, ensure_schema, missing_schema, schema_cql, statements
 
 RETRIES = 100
 """Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
@@ -100,8 +101,11 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         self._lock = threading.Lock()
         self._decoder = Decoder()
         self._owned_cluster: Any = None
-        if self.config.initialize_schema:
-            self.initialize_schema()
+        self._schema_check = SchemaCheck(
+            lambda: missing_schema(self._session, self.config), "the Cassandra cluster"
+        )
+        if self.config.initialize_schema == "always":
+            self.create_schema()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> CassandraChatMemoryRepository:
@@ -137,6 +141,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             cluster.shutdown()
             raise
         repo._owned_cluster = cluster
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
 
     def close(self) -> None:
@@ -151,12 +156,26 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def initialize_schema(self) -> None:
+    def create_schema(self) -> None:
         """Create the keyspace and table when missing (race-safe), then check the table."""
         ensure_schema(self._session, self.config)
+        self._schema_check.passed()
+
+    def schema_statements(self) -> list[str]:
+        """The CQL ``create_schema`` runs, for teams that apply schema changes themselves."""
+        return schema_cql(self.config)
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The CQL for ``url`` (its keyspace) and ``options``, built without a connection."""
+        target = parse_url(url)
+        if target.keyspace is not None:
+            options.setdefault("keyspace", target.keyspace)
+        return schema_cql(CassandraConfig(**options))
 
     # -- statement execution ------------------------------------------------------------
     def _ps(self, name: str) -> Any:
+        self._schema_check()
         prepared = self._prepared.get(name)
         if prepared is None:
             from cassandra import ConsistencyLevel

@@ -83,6 +83,17 @@ def schema_cql(config: CassandraConfig) -> list[str]:
     return [create_keyspace_cql(config.keyspace, config.replication), create_table_cql(config)]
 
 
+def missing_schema(session: Any, config: CassandraConfig) -> list[str]:
+    """What the driver's metadata lacks of the keyspace and table (no round trip)."""
+    keyspace = session.cluster.metadata.keyspaces.get(config.keyspace)
+    if keyspace is None:
+        return [f"keyspace {config.keyspace}", f"table {config.keyspace}.{config.table_name}"]
+    if config.table_name not in keyspace.tables:
+        return [f"table {config.keyspace}.{config.table_name}"]
+    check_table(config, keyspace.tables[config.table_name])
+    return []
+
+
 EXPECTED_COLUMNS = {
     "conversation_id_column": "text",
     "position_column": "bigint",

@@ -32,7 +32,7 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from ._registry import repository_from_url
+from ._registry import repository_class_for_url, repository_from_url
 from ._repository import (
     BaseChatMemoryRepository,
     Capability,
@@ -42,6 +42,13 @@ from ._repository import (
     retry,
     stamp,
     window_source,
+)
+from ._schema_mode import (
+    DEFAULT_SCHEMA_MODE,
+    SchemaCheck,
+    SchemaMode,
+    missing_schema_message,
+    schema_mode,
 )
 from ._token_window import DEFAULT_MAX_TOKENS, TokenWindowChatMemory, token_window_of
 from ._turns import (
@@ -58,6 +65,7 @@ __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TOKENS",
+    "DEFAULT_SCHEMA_MODE",
     "FORMAT_VERSION",
     "AssistantMessage",
     "BackendError",
@@ -80,7 +88,9 @@ __all__ = [
     "MessageWindowChatMemory",
     "MissingDependencyError",
     "Preprocessor",
+    "SchemaCheck",
     "SchemaError",
+    "SchemaMode",
     "SystemMessage",
     "TokenWindowChatMemory",
     "ToolCall",
@@ -98,9 +108,12 @@ __all__ = [
     "from_micros",
     "message_from_dict",
     "message_to_dict",
+    "missing_schema_message",
     "plan_window_edit",
+    "repository_class_for_url",
     "repository_from_url",
     "retry",
+    "schema_mode",
     "stamp",
     "to_micros",
     "token_window_of",

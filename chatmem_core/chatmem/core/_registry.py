@@ -29,6 +29,31 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
     "bolt": ("chatmem.neo4j", "Neo4jChatMemoryRepository", "neo4j"),
 }
 
+# SQL scheme -> the driver module its extra installs (a URL naming no driver uses it).
+SQL_DRIVERS: dict[str, str] = {
+    "postgresql": "psycopg",
+    "postgres": "psycopg",
+    "mysql": "pymysql",
+    "mariadb": "pymysql",
+    "mssql": "pymssql",
+    "oracle": "oracledb",
+}
+# SQLAlchemy "+driver" name -> the module it imports (for URLs naming another driver).
+DRIVER_MODULES: dict[str, str] = {
+    "psycopg": "psycopg",
+    "psycopg2": "psycopg2",
+    "pg8000": "pg8000",
+    "asyncpg": "asyncpg",
+    "pymysql": "pymysql",
+    "mysqldb": "MySQLdb",
+    "mysqlconnector": "mysql.connector",
+    "mariadbconnector": "mariadb",
+    "pymssql": "pymssql",
+    "pyodbc": "pyodbc",
+    "oracledb": "oracledb",
+    "cx_oracle": "cx_Oracle",
+}
+
 
 def scheme_of(url: str) -> str:
     """The backend part of a URL scheme: ``postgresql+psycopg://`` -> ``postgresql``."""
@@ -37,11 +62,25 @@ def scheme_of(url: str) -> str:
     return url.split(":", 1)[0].split("+", 1)[0].lower()
 
 
-def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
-    """Build the repository for ``url``; ``options`` go to that backend's ``from_url``."""
+def driver_module_of(url: str) -> str | None:
+    """The DB-API module a SQL URL needs (``postgresql://`` -> ``psycopg``), else None."""
+    scheme = scheme_of(url)
+    if scheme not in SQL_DRIVERS:
+        return None
+    head = url.split(":", 1)[0].lower()
+    driver = head.split("+", 1)[1] if "+" in head else None
+    if driver is None:
+        return SQL_DRIVERS[scheme]
+    return DRIVER_MODULES.get(driver)  # an unknown driver: SQLAlchemy reports it itself
+
+
+def repository_class_for_url(url: str) -> type[BaseChatMemoryRepository]:
+    """The repository class for ``url``'s scheme, its backend and driver imported; an unknown
+    scheme is an ``InvalidArgumentError`` listing the known ones, a missing driver a
+    ``MissingDependencyError`` naming the extra. Connects to nothing."""
     scheme = scheme_of(url)
     if scheme == "memory":
-        return InMemoryChatMemoryRepository()
+        return InMemoryChatMemoryRepository
     try:
         module_name, class_name, extra = BACKENDS[scheme]
     except KeyError:
@@ -53,7 +92,22 @@ def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
         module = importlib.import_module(module_name)
     except MissingDependencyError as exc:
         raise MissingDependencyError(extra, exc.name or module_name) from exc
+    driver = driver_module_of(url)
+    if driver is not None:
+        try:
+            importlib.import_module(driver)
+        except ImportError as exc:
+            raise MissingDependencyError(extra, driver) from exc
     cls = getattr(module, class_name)
-    repo = cls.from_url(url, **options)
+    assert isinstance(cls, type) and issubclass(cls, BaseChatMemoryRepository)
+    return cls
+
+
+def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
+    """Build the repository for ``url``; ``options`` go to that backend's ``from_url``."""
+    cls = repository_class_for_url(url)
+    if cls is InMemoryChatMemoryRepository:
+        return InMemoryChatMemoryRepository()
+    repo = cls.from_url(url, **options)  # type: ignore[attr-defined]
     assert isinstance(repo, BaseChatMemoryRepository)
     return repo

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
+from chatmem.core import SchemaMode, schema_mode
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import sql_identifier
 
 DEFAULT_TABLE_NAME = "ai_chat_memory"
-SchemaMode = Literal["embedded", "always", "never"]
-DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "embedded"
-SCHEMA_MODES = ("embedded", "always", "never")
+DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
+SCHEMA_MODES = ("always", "never", "embedded")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,8 +18,10 @@ class JdbcConfig:
     """``table_name`` holds messages; ``<table_name>_conversation`` holds one row per
     conversation (its next position, used for locking, counting and listing).
 
-    ``initialize_schema``: ``embedded`` creates tables only on embedded databases (SQLite),
-    ``always`` creates them if missing, ``never`` leaves the schema to your migrations.
+    ``initialize_schema``: ``"always"`` (the default) creates the tables and index if missing
+    (race-safe); ``"never"`` leaves the schema to your migrations and checks at first use that
+    it exists (else ``SchemaError``); ``"embedded"`` is always on SQLite, never on servers.
+    ``True``/``False`` mean always/never.
     """
 
     table_name: str = DEFAULT_TABLE_NAME
@@ -30,10 +31,9 @@ class JdbcConfig:
         sql_identifier(self.table_name, "table_name")
         if len(self.table_name) > 50:
             raise InvalidArgumentError("table_name", "is too long (at most 50 characters)")
-        if self.initialize_schema not in SCHEMA_MODES:
-            raise InvalidArgumentError(
-                "initialize_schema", f"must be one of {', '.join(SCHEMA_MODES)}"
-            )
+        object.__setattr__(
+            self, "initialize_schema", schema_mode(self.initialize_schema, SCHEMA_MODES)
+        )
 
     @property
     def conversation_table_name(self) -> str:

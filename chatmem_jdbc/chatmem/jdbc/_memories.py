@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from chatmem.core import SchemaMode
 from chatmem.core._errors import ConcurrencyError, SchemaError
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
@@ -30,8 +31,9 @@ from chatmem.core.longterm import (
     utc_now,
 )
 
-from ._config import JdbcConfig, SchemaMode
+from ._config import JdbcConfig
 from ._dialects import SqlDialect, dialect_for
+from ._engine import make_engine
 from ._errors import translate_errors
 from ._memory_schema import (
     DEFAULT_MEMORY_TABLE_NAME,
@@ -44,7 +46,6 @@ from ._memory_schema import (
     naive_utc,
     to_row,
 )
-from ._repository import make_engine
 
 ADD_ATTEMPTS = 5
 

@@ -10,7 +10,6 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime, timezone
@@ -24,15 +23,18 @@ from chatmem.core import (
     BaseChatMemoryRepository,
     ConversationIdPage,
     Message,
+    SchemaCheck,
+    SchemaMode,
     WindowEdit,
     retry,
 )
 
 from ._codec import from_row, to_row
-from ._config import JdbcConfig, SchemaMode
+from ._config import JdbcConfig
 from ._dialects import FastPath, SqlDialect, dialect_for
+from ._engine import make_engine
 from ._errors import translate_errors
-from ._schema import Tables, build_tables, schema_statements
+from ._schema import Tables, build_tables, schema_sql, schema_statements
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
@@ -50,9 +52,12 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         engine: Engine | str,
         *,
         table_name: str = JdbcConfig.table_name,
-        initialize_schema: SchemaMode = JdbcConfig.initialize_schema,
+        initialize_schema: SchemaMode | bool = JdbcConfig.initialize_schema,
     ) -> None:
-        self.config = JdbcConfig(table_name=table_name, initialize_schema=initialize_schema)
+        self.config = JdbcConfig(
+            table_name=table_name,
+            initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
+        )
         self._owns_engine = isinstance(engine, str)
         self.engine = make_engine(engine) if isinstance(engine, str) else engine
         self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
@@ -72,6 +77,11 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             else nullcontext()
         )
         mode = self.config.initialize_schema
+        self._schema_check = SchemaCheck(
+            self._missing_tables,
+            f"database {self.engine.url.render_as_string(hide_password=True)}",
+            self.engine.url.render_as_string(hide_password=True),
+        )
         if mode == "always" or (mode == "embedded" and self.dialect.embedded):
             self.create_schema()
 
@@ -81,7 +91,15 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
     ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
         ``postgresql+psycopg://user:pw@host/db``."""
-        return cls(make_engine(url, **(engine_options or {})), **options)
+        JdbcConfig(**options)  # reject bad options before building an engine
+        engine = make_engine(url, **(engine_options or {}))
+        try:
+            repo = cls(engine, **options)
+        except BaseException:
+            engine.dispose()
+            raise
+        repo._owns_engine = True
+        return repo
 
     def close(self) -> None:
         """Dispose the engine if this repository created it from a URL."""
@@ -89,20 +107,57 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             self.engine.dispose()
 
     # -- schema ----------------------------------------------------------------------
-    def schema_sql(self) -> list[str]:
+    def schema_statements(self) -> list[str]:
         """The DDL for this repository's database, as SQL text for your own migrations."""
         return schema_statements(self.tables, self.engine.dialect, if_not_exists=False)
 
+    schema_sql = schema_statements  # the earlier name
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The DDL for the database ``url`` names, built without a connection or a driver
+        (``options``: ``table_name``; the others do not change the DDL)."""
+        config = JdbcConfig(
+            table_name=options.get("table_name", JdbcConfig.table_name),
+            initialize_schema=options.get("initialize_schema", JdbcConfig.initialize_schema),
+        )
+        script = schema_sql(url, table_name=config.table_name).strip()
+        return [s.strip() for s in script.rstrip(";").split(";\n\n")]
+
     def create_schema(self) -> None:
-        """Create the tables and index if missing; safe when many processes race to do it."""
+        """Create the tables and index if missing; safe when many threads and processes race
+        to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
+        write lock is taken up front, so no connection has to upgrade a read lock, which
+        SQLite refuses at once with "database is locked"); servers retry a lost race."""
         with translate_errors("creating the chat memory schema"), self._serial:
-            for attempt in range(5):
-                try:
-                    self.tables.metadata.create_all(self.engine, checkfirst=True)
-                    return
-                except DBAPIError as exc:
-                    if "exist" not in str(exc.orig).lower() or attempt == 4:
-                        raise
+            if self.dialect.embedded:
+                retry(self._create_in_transaction, what="creating the chat memory schema")
+            else:
+                for attempt in range(5):
+                    try:
+                        self.tables.metadata.create_all(self.engine, checkfirst=True)
+                        break
+                    except DBAPIError as exc:
+                        if "exist" not in str(exc.orig).lower() or attempt == 4:
+                            raise
+        self._schema_check.passed()
+
+    def _create_in_transaction(self) -> bool | None:
+        try:
+            with self.dialect.write(self.engine) as conn:
+                self.tables.metadata.create_all(conn, checkfirst=True)
+            return True
+        except DBAPIError as exc:
+            if self.dialect.is_retryable(exc) or "exist" in str(exc.orig).lower():
+                return None
+            raise
+
+    def _missing_tables(self) -> list[str]:
+        """The tables of this repository that the database lacks (``"never"`` mode check)."""
+        with translate_errors("checking the chat memory schema"), self._serial:
+            inspector = sa.inspect(self.engine)
+            names = (self.tables.conversations.name, self.tables.messages.name)
+            return [f"table {n}" for n in names if not inspector.has_table(n)]
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -128,6 +183,7 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
+            self._schema_check()
             with self._serial:
                 return self._fast.read_window(cid, non_system_limit)
         return self._read(
@@ -163,6 +219,7 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         fast = self._fast
         if fast is not None:
+            self._schema_check()
 
             def attempt() -> bool | None:
                 with self._serial:
@@ -249,12 +306,15 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             conn.execute(self._sql.delete_conversation, {"cid": cid})
 
     def _read(self, fn: Callable[[Connection], T], what: str) -> T:
+        self._schema_check()
         with translate_errors(what), self._serial, self.engine.connect() as conn:
             if self.dialect.read_isolation is not None:
                 conn.execution_options(isolation_level=self.dialect.read_isolation)
             return fn(conn)
 
     def _write(self, fn: Callable[[Connection], None], what: str) -> None:
+        self._schema_check()
+
         def attempt() -> bool | None:
             try:
                 with self._serial, self.dialect.write(self.engine) as conn:
@@ -271,6 +331,7 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
     def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
         """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
         round trips); retried when it lost a race."""
+        self._schema_check()
 
         def attempt() -> bool | None:
             try:
@@ -287,7 +348,6 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
 
 
 _LOCK_FOR_MEMORY_DB = threading.RLock()
-IDLE_PING_SECONDS = 10.0
 
 
 def _position(message: Message) -> int:
@@ -296,76 +356,3 @@ def _position(message: Message) -> int:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-DEFAULT_DRIVERS = {
-    "postgres": "postgresql+psycopg",
-    "postgresql": "postgresql+psycopg",
-    "mysql": "mysql+pymysql",
-    "mariadb": "mariadb+pymysql",
-    "mssql": "mssql+pymssql",
-    "oracle": "oracle+oracledb",
-}
-"""The driver each extra installs, for URLs that name none (SQLAlchemy would pick mysqlclient
-or pyodbc, and no longer knows ``postgres://``)."""
-
-
-def make_engine(
-    url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any
-) -> Engine:
-    """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
-    one shared connection for ``:memory:``; servers: pooled connections pinged only after
-    ``idle_ping_seconds`` idle); a URL without a driver gets the extra's."""
-    parsed = sa.make_url(url)
-    if parsed.drivername in DEFAULT_DRIVERS:
-        parsed = parsed.set(drivername=DEFAULT_DRIVERS[parsed.drivername])
-    if parsed.get_backend_name() == "sqlite":
-        memory = parsed.database in (None, "", ":memory:")
-        engine_options.setdefault("connect_args", {}).setdefault("check_same_thread", False)
-        engine_options["connect_args"].setdefault("timeout", 30)
-        if memory:
-            engine_options.setdefault("poolclass", sa.pool.StaticPool)
-        engine = sa.create_engine(parsed, **engine_options)
-        if not memory:
-            sa.event.listen(engine, "connect", _sqlite_wal)
-        return engine
-    engine = sa.create_engine(parsed, **engine_options)
-    if not engine_options.get("pool_pre_ping"):
-        ping_when_idle(engine, idle_ping_seconds)
-    return engine
-
-
-def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> None:
-    """Ping a pooled connection at checkout only if it sat idle for ``idle_seconds``.
-
-    ``pool_pre_ping`` pings on every checkout, a full extra round trip per operation; a
-    connection used moments ago is alive, while one idle long enough to be dropped by the
-    server or a proxy is checked (and silently replaced) before we use it.
-    """
-
-    def on_connect(_dbapi_conn: Any, record: Any) -> None:
-        record.info["chatmem_used"] = time.monotonic()
-
-    def on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-        if time.monotonic() - record.info.get("chatmem_used", 0.0) < idle_seconds:
-            return
-        try:
-            alive = engine.dialect.do_ping(dbapi_conn)
-        except Exception as exc:
-            raise sa.exc.DisconnectionError(f"stale pooled connection: {exc}") from exc
-        if not alive:
-            raise sa.exc.DisconnectionError("stale pooled connection")
-
-    def on_checkin(_dbapi_conn: Any, record: Any) -> None:
-        record.info["chatmem_used"] = time.monotonic()
-
-    sa.event.listen(engine, "connect", on_connect)
-    sa.event.listen(engine, "checkout", on_checkout)
-    sa.event.listen(engine, "checkin", on_checkin)
-
-
-def _sqlite_wal(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.close()

@@ -10,7 +10,7 @@ require("pymongo", "mongo")
 from ._codec import escape_key, from_document, to_document, unescape_key  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_COLLECTION_NAME,
-    DEFAULT_CREATE_INDEXES,
+    DEFAULT_INITIALIZE_SCHEMA,
     DEFAULT_TTL,
     MongoConfig,
 )
@@ -19,7 +19,7 @@ from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX, ensure_indexes  
 
 __all__ = [
     "DEFAULT_COLLECTION_NAME",
-    "DEFAULT_CREATE_INDEXES",
+    "DEFAULT_INITIALIZE_SCHEMA",
     "DEFAULT_TTL",
     "LAYOUT_VERSION",
     "POSITION_INDEX",

@@ -7,12 +7,11 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from chatmem.core import InvalidArgumentError, InvalidIdentifierError
+from chatmem.core import InvalidArgumentError, InvalidIdentifierError, SchemaMode, schema_mode
 
 DEFAULT_COLLECTION_NAME = "ai_chat_memory"
 DEFAULT_TTL: timedelta | None = None
-DEFAULT_CREATE_INDEXES: bool | None = None
-"""``None``: create the indexes only when a ``ttl`` is set (a TTL needs its index)."""
+DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
 MAX_TTL_SECONDS = 2_147_483_647
 """MongoDB's upper bound for ``expireAfterSeconds``."""
 
@@ -44,14 +43,16 @@ class MongoConfig:
 
     ``ttl``: a conversation idle (no write) for this long is removed whole by MongoDB's TTL
     monitor (whole seconds, rounded up; the monitor runs about once a minute on MongoDB).
-    ``create_indexes``: ``True`` creates the indexes (and drops a TTL index whose expiry
-    differs, or any when ``ttl`` is None), ``False`` never touches them (your migrations own
-    them), ``None`` creates them only when ``ttl`` is set.
+    ``initialize_schema``: ``"always"`` (the default) creates the position index and makes
+    the TTL index match ``ttl`` (dropping one whose expiry differs, or any when ``ttl`` is
+    None), race-safe, with no DDL when they already match; ``"never"`` never touches indexes
+    (your migrations own them) and checks once, at first use, that they exist (else
+    ``SchemaError``). ``True``/``False`` alias them. (This replaces ``create_indexes``.)
     """
 
     collection_name: str = DEFAULT_COLLECTION_NAME
     ttl: timedelta | None = DEFAULT_TTL
-    create_indexes: bool | None = DEFAULT_CREATE_INDEXES
+    initialize_schema: SchemaMode = DEFAULT_INITIALIZE_SCHEMA
 
     def __post_init__(self) -> None:
         collection_name(self.collection_name)
@@ -63,15 +64,9 @@ class MongoConfig:
                 raise InvalidArgumentError("ttl", f"must be positive, got {self.ttl}")
             if self.ttl.total_seconds() > MAX_TTL_SECONDS:
                 raise InvalidArgumentError("ttl", f"is over MongoDB's limit of {MAX_TTL_SECONDS} s")
-        if self.create_indexes is not None and not isinstance(self.create_indexes, bool):
-            raise InvalidArgumentError("create_indexes", "must be True, False or None")
+        object.__setattr__(self, "initialize_schema", schema_mode(self.initialize_schema))
 
     @property
     def ttl_seconds(self) -> int | None:
         """The TTL index's ``expireAfterSeconds`` (whole seconds, rounded up), or None."""
         return None if self.ttl is None else math.ceil(self.ttl.total_seconds())
-
-    @property
-    def manages_indexes(self) -> bool:
-        """Whether construction creates (and reconciles) the indexes."""
-        return self.create_indexes if self.create_indexes is not None else self.ttl is not None

@@ -53,7 +53,9 @@ from chatmem.core import (
     ConversationIdPage,
     InvalidArgumentError,
     Message,
+    SchemaCheck,
     SchemaError,
+    SchemaMode,
     WindowEdit,
 )
 
@@ -69,6 +71,8 @@ from ._schema import (
     UPDATED_AT,
     conversation_fields,
     ensure_indexes,
+    index_commands,
+    missing_indexes,
 )
 
 MAX_ATTEMPTS = 100
@@ -110,18 +114,23 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         database_name: str | None = None,
         collection_name: str = MongoConfig.collection_name,
         ttl: timedelta | None = MongoConfig.ttl,
-        create_indexes: bool | None = MongoConfig.create_indexes,
+        initialize_schema: SchemaMode | bool = MongoConfig.initialize_schema,
     ) -> None:
         self.config = MongoConfig(
-            collection_name=collection_name, ttl=ttl, create_indexes=create_indexes
+            collection_name=collection_name,
+            ttl=ttl,
+            initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
         )
         self.database = _database_of(client, database_name)
         self.collection: Collection[dict[str, Any]] = self.database[self.config.collection_name]
         self._owned_client: MongoClient[Any] | None = None
         self._lock = threading.Lock()
         self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
-        if self.config.manages_indexes:
-            self.create_indexes()
+        self._schema_check = SchemaCheck(
+            self._missing_indexes, f"collection {self.database.name}.{collection_name}"
+        )
+        if self.config.initialize_schema == "always":
+            self.create_schema()
 
     @classmethod
     def from_url(
@@ -140,6 +149,7 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
             client.close()
             raise
         repo._owned_client = client
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
 
     def close(self) -> None:
@@ -154,14 +164,34 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def create_indexes(self) -> None:
+    def create_schema(self) -> None:
         """Create the position index and reconcile the TTL index with ``ttl`` (race-safe)."""
         with translate_errors("create indexes"):
             ensure_indexes(self.collection, self.config.ttl_seconds)
+        self._schema_check.passed()
+
+    def _missing_indexes(self) -> list[str]:
+        with translate_errors("check indexes"):
+            return missing_indexes(self.collection, self.config.ttl_seconds)
+
+    def schema_statements(self) -> list[str]:
+        """The index commands ``create_schema`` runs, as mongosh text."""
+        return index_commands(self.config.collection_name, self.config.ttl_seconds)
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The index commands for ``options``, built without a connection."""
+        if not isinstance(url, str) or not url.startswith(("mongodb://", "mongodb+srv://")):
+            raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
+        options.pop("database_name", None)
+        options.pop("client_options", None)
+        config = MongoConfig(**options)
+        return index_commands(config.collection_name, config.ttl_seconds)
 
     # -- reads -------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
         # string ids only (type bracketing), so a foreign document never breaks the cursor
+        self._schema_check()
         query = {ID: {"$gte": ""}} if after is None else {ID: {"$gt": after}}
         with translate_errors("list conversations"):
             rows = list(self.collection.find(query, {ID: 1}).sort(ID, 1).limit(limit + 1))
@@ -191,6 +221,7 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
             "$set": conversation_fields(cid, rev, len(docs), docs),
             "$currentDate": {UPDATED_AT: True},
         }
+        self._schema_check()
         with translate_errors("save conversation"):
             try:
                 self.collection.update_one({ID: cid}, update, upsert=True)
@@ -200,6 +231,7 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
 
     def _delete(self, cid: str) -> None:
         self._forget(cid)
+        self._schema_check()
         with translate_errors("delete conversation"):
             self.collection.delete_one({ID: cid})
         self._forget(cid)
@@ -261,6 +293,7 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         what: str,
     ) -> bool:
         """Write ``docs`` if the document is still ``base``; False when another write won."""
+        self._schema_check()
         with translate_errors(what):
             if not docs:
                 self._forget(cid)
@@ -291,6 +324,7 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         return True
 
     def _read(self, cid: str) -> _Snapshot | None:
+        self._schema_check()
         with translate_errors("read conversation"):
             doc = self.collection.find_one({ID: cid}, _SNAPSHOT_FIELDS)
         if doc is None:

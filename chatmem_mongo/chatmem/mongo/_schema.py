@@ -73,16 +73,44 @@ def _key_of(index: Mapping[str, Any]) -> list[tuple[str, int]]:
     return [(str(k), int(v)) for k, v in index["key"].items()]
 
 
+def index_commands(collection_name: str, ttl_seconds: int | None) -> list[str]:
+    """The index commands ``ensure_indexes`` may run, as mongosh text."""
+    position = ", ".join(f'"{k}": {v}' for k, v in POSITION_INDEX)
+    commands = [f"db.getCollection({collection_name!r}).createIndex({{{position}}})"]
+    if ttl_seconds is not None:
+        commands.append(
+            f"db.getCollection({collection_name!r}).createIndex("
+            f'{{"{UPDATED_AT}": 1}}, {{"expireAfterSeconds": {ttl_seconds}}})'
+        )
+    return commands
+
+
+def missing_indexes(collection: Collection[Any], ttl_seconds: int | None) -> list[str]:
+    """The indexes ``ensure_indexes`` would create or change; empty when all match."""
+    keys = {tuple(_key_of(ix)): ix for ix in collection.list_indexes()}
+    missing = [] if tuple(POSITION_INDEX) in keys else ["position index"]
+    ttl = keys.get(tuple(TTL_INDEX))
+    expiry = None if ttl is None else ttl.get("expireAfterSeconds")
+    if ttl_seconds is not None and (expiry is None or int(expiry) != ttl_seconds):
+        missing.append(f"TTL index on {UPDATED_AT} ({ttl_seconds} s)")
+    return missing
+
+
 def ensure_indexes(collection: Collection[Any], ttl_seconds: int | None) -> None:
     """Create the position index; make the TTL index on ``updated_at`` match ``ttl_seconds``.
 
     A TTL index with another expiry is dropped and created again (as Spring AI does); with
     ``ttl_seconds`` None an existing TTL index is dropped. Safe to run from many processes at
-    once: a concurrent drop or create of the same index is tolerated and re-checked.
+    once: a concurrent drop or create of the same index is tolerated and re-checked. When
+    everything already matches, this is one ``listIndexes`` and no DDL.
     """
-    collection.create_index(POSITION_INDEX)
-    for _ in range(10):
-        current = next((ix for ix in collection.list_indexes() if _key_of(ix) == TTL_INDEX), None)
+    indexes = list(collection.list_indexes())
+    if not any(_key_of(ix) == POSITION_INDEX for ix in indexes):
+        collection.create_index(POSITION_INDEX)
+    for attempt in range(10):
+        if attempt:  # a concurrent creator changed the TTL index: look again
+            indexes = list(collection.list_indexes())
+        current = next((ix for ix in indexes if _key_of(ix) == TTL_INDEX), None)
         expiry = None if current is None else current.get("expireAfterSeconds")
         if current is not None and expiry is None:
             return  # a plain index on updated_at someone else made: not ours to drop

@@ -6,6 +6,7 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from chatmem.core import SchemaMode, schema_mode
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import cypher_label
 
@@ -17,7 +18,7 @@ DEFAULT_METADATA_LABEL = "Metadata"
 DEFAULT_TOOL_CALL_LABEL = "ToolCall"
 DEFAULT_TOOL_RESPONSE_LABEL = "ToolResponse"
 DEFAULT_MEDIA_LABEL = "Media"
-DEFAULT_INITIALIZE_SCHEMA = False
+DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
 
 LABEL_OPTIONS = (
     "session_label",
@@ -35,9 +36,11 @@ class Neo4jConfig:
 
     Every ``*_label`` must match ``[A-Za-z_][A-Za-z0-9_]*`` and differ from the others;
     a bad one raises ``InvalidIdentifierError`` naming the option, before any I/O.
-    ``initialize_schema=True`` creates the uniqueness constraint and the two indexes the
-    queries use (``IF NOT EXISTS``, race-safe); otherwise nothing is created on
-    construction and ``Neo4jChatMemoryRepository.schema_statements()`` gives the DDL.
+    ``initialize_schema``: ``"always"`` (the default) creates the uniqueness constraint on the
+    session's ``conversation_id`` and the message index when missing (``IF NOT EXISTS``,
+    race-safe); without the constraint concurrent ``MERGE``s can create duplicate sessions.
+    ``"never"`` creates nothing and checks once, at first use, that both exist (else
+    ``SchemaError``); ``schema_statements()`` gives the DDL. ``True``/``False`` alias them.
     """
 
     database: str | None = DEFAULT_DATABASE
@@ -47,7 +50,7 @@ class Neo4jConfig:
     tool_call_label: str = DEFAULT_TOOL_CALL_LABEL
     tool_response_label: str = DEFAULT_TOOL_RESPONSE_LABEL
     media_label: str = DEFAULT_MEDIA_LABEL
-    initialize_schema: bool = DEFAULT_INITIALIZE_SCHEMA
+    initialize_schema: SchemaMode = DEFAULT_INITIALIZE_SCHEMA
 
     def __post_init__(self) -> None:
         seen: dict[str, str] = {}
@@ -60,8 +63,7 @@ class Neo4jConfig:
             seen[label] = option
         if self.database is not None and (not isinstance(self.database, str) or not self.database):
             raise InvalidArgumentError("database", "must be a non-empty str or None")
-        if not isinstance(self.initialize_schema, bool):
-            raise InvalidArgumentError("initialize_schema", "must be a bool")
+        object.__setattr__(self, "initialize_schema", schema_mode(self.initialize_schema))
 
     @classmethod
     def from_options(cls, options: dict[str, object]) -> Neo4jConfig:

@@ -16,6 +16,7 @@ not yet created do not log warnings); tested on 5.26 LTS.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -29,6 +30,8 @@ from chatmem.core import (
     ConversationIdPage,
     InvalidArgumentError,
     Message,
+    SchemaCheck,
+    SchemaError,
     WindowEdit,
 )
 from neo4j import exceptions as neo4j_errors
@@ -40,6 +43,10 @@ from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 30
 """How often a statement the server rejected before commit (deadlock...) is re-run."""
+
+_SCHEMA_LOCK = threading.Lock()
+SCHEMA_ONLINE_SECONDS = 300.0
+"""How long ``create_schema`` waits for the constraint's and the index's population."""
 
 _ALREADY_EXISTS = (
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
@@ -75,8 +82,12 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         self._ids_q = schema.find_ids_page()
         self._delete_q = schema.delete()
         self._trim_q = schema.trim()
-        if self.config.initialize_schema:
-            self.initialize_schema()
+        self._schema_check = SchemaCheck(
+            lambda: [f"{kind} {name}" for kind, name, on in self._schema_state() if on is None],
+            "the Neo4j database",
+        )
+        if self.config.initialize_schema == "always":
+            self.create_schema()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Neo4jChatMemoryRepository:
@@ -94,6 +105,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             driver.close()
             raise
         repo._owns_driver = True
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
 
     def close(self) -> None:
@@ -114,16 +126,47 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
 
     # -- schema -------------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
-        """The DDL ``initialize_schema`` runs, for teams that manage schema themselves."""
+        """The DDL ``create_schema`` runs, for teams that manage schema themselves."""
         return self.schema.ddl()
 
-    def initialize_schema(self) -> None:
-        """Create the constraint and indexes if missing (race-safe) and wait until online."""
-        with translate_errors("schema initialisation"):
-            for statement in self.schema.ddl():
-                self._retry(functools.partial(self._run_schema, statement))
-            with self._session(neo4j.WRITE_ACCESS) as session:
-                session.run("CALL db.awaitIndexes(300)").consume()
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The DDL for ``url`` and label ``options``, built without a connection."""
+        parse_url(url)
+        return Schema.of(Neo4jConfig.from_options(options)).ddl()
+
+    def create_schema(self) -> None:
+        """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
+        concurrent creator's win is tolerated) and wait until they are online. When both
+        are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
+        # One creator per process at a time: concurrent CREATE CONSTRAINTs queue on the
+        # server's schema lock, so the others would only wait; after the first, they see
+        # everything online and run no DDL.
+        with translate_errors("schema initialisation"), _SCHEMA_LOCK:
+            state = self._schema_state()
+            for statement, (_, _, online) in zip(self.schema.ddl(), state, strict=True):
+                if online is None:
+                    self._retry(functools.partial(self._run_schema, statement))
+            # Poll instead of db.awaitIndexes: that procedure holds a schema lock while it
+            # waits, which blocks other processes' CREATE CONSTRAINT until it times out.
+            deadline = time.monotonic() + SCHEMA_ONLINE_SECONDS
+            while not all(online for _, _, online in state):
+                if time.monotonic() > deadline:
+                    waiting = [name for _, name, online in state if not online]
+                    raise SchemaError(f"{waiting} not online after {SCHEMA_ONLINE_SECONDS:.0f}s")
+                time.sleep(0.05)
+                state = self._schema_state()
+        self._schema_check.passed()
+
+    def _schema_state(self) -> list[tuple[str, str, bool | None]]:
+        """``(kind, name, online)`` of the constraint and the index, in ``ddl()`` order;
+        ``online`` is None when missing. (The constraint's backing index has its name.)"""
+        names = [self.schema.constraint_name, self.schema.index_name]
+        query = "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state"
+        with translate_errors("schema check"), self._session(neo4j.READ_ACCESS) as session:
+            found = {r["name"]: r["state"] == "ONLINE" for r in session.run(query, names=names)}
+        kinds = ("constraint", "index")
+        return [(kind, name, found.get(name)) for kind, name in zip(kinds, names, strict=True)]
 
     def _run_schema(self, statement: str) -> None:
         try:
@@ -192,6 +235,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
                 },
             ).consume()
 
+        self._schema_check()
         with translate_errors("window edit"), self._session(neo4j.WRITE_ACCESS) as session:
             session.execute_write(work)
 
@@ -220,6 +264,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
     ) -> list[neo4j.Record]:
         """One auto-commit statement (one round trip). Conversation reads are writes too:
         they lock their session node (see ``_schema``)."""
+        self._schema_check()
 
         def run() -> list[neo4j.Record]:
             with self._session(mode) as session:

@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
 
+from chatmem.core import SchemaMode, schema_mode
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import index_name, redis_key_prefix, sql_identifier
 
 DEFAULT_INDEX_NAME = "chat-memory-idx"
 DEFAULT_KEY_PREFIX = "chat-memory:"
+DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
 DEFAULT_SEARCH_LIMIT = 100
 """Limit of the advanced queries when the caller gives none."""
 
@@ -66,6 +68,9 @@ def _optional_cap(value: int | None, argument: str) -> int | None:
 class RedisConfig:
     """Everything ``RedisChatMemoryRepository`` can be told; validated on construction.
 
+    ``initialize_schema``: ``"always"`` (the default) creates the search index if missing
+    (race-safe); ``"never"`` creates nothing and the first advanced query checks that the
+    index exists (else ``SchemaError``). History reads and writes never need the index.
     ``ttl``: whole-conversation expiry, reset by every write (sliding); None keeps forever.
     ``max_conversation_ids``: cap of ``find_conversation_ids()`` (None: every id, paged).
     ``max_messages_per_conversation``: ``find_by_conversation_id`` returns at most this many
@@ -75,7 +80,7 @@ class RedisConfig:
     index_name: str = DEFAULT_INDEX_NAME
     key_prefix: str = DEFAULT_KEY_PREFIX
     ttl: timedelta | None = None
-    initialize_schema: bool = True
+    initialize_schema: SchemaMode = DEFAULT_INITIALIZE_SCHEMA
     max_conversation_ids: int | None = None
     max_messages_per_conversation: int | None = None
     metadata_fields: tuple[MetadataField, ...] = ()
@@ -87,8 +92,7 @@ class RedisConfig:
             not isinstance(self.ttl, timedelta) or self.ttl < timedelta(milliseconds=1)
         ):
             raise InvalidArgumentError("ttl", "must be a timedelta of at least 1 ms, or None")
-        if not isinstance(self.initialize_schema, bool):
-            raise InvalidArgumentError("initialize_schema", "must be a bool")
+        object.__setattr__(self, "initialize_schema", schema_mode(self.initialize_schema))
         _optional_cap(self.max_conversation_ids, "max_conversation_ids")
         _optional_cap(self.max_messages_per_conversation, "max_messages_per_conversation")
         fields = tuple(self.metadata_fields)

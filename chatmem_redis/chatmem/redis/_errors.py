@@ -9,7 +9,7 @@ from chatmem.core import BackendError, BackendUnavailableError, SchemaError
 from redis import exceptions as rx
 
 _MISSING_MODULE = ("unknown command", "unknown redis command", "json.", "ft.")
-_MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
+MISSING_INDEX = ("no such index", "unknown index name", "unknown index")
 
 
 @contextmanager
@@ -21,10 +21,10 @@ def translate_errors(what: str) -> Iterator[None]:
         raise BackendUnavailableError(f"{what}: Redis is unreachable: {exc}") from exc
     except rx.ResponseError as exc:
         text = str(exc).lower()
-        if any(m in text for m in _MISSING_INDEX):
+        if any(m in text for m in MISSING_INDEX):
             raise SchemaError(
                 f"{what}: the search index does not exist; create it with "
-                f"initialize_schema=True ({exc})"
+                f'initialize_schema="always" or repo.create_schema() ({exc})'
             ) from exc
         if "unknown" in text and any(m in text for m in _MISSING_MODULE):
             raise SchemaError(

@@ -22,9 +22,12 @@ from chatmem.core import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
+    InvalidArgumentError,
     Message,
     MessageType,
+    SchemaCheck,
     SchemaError,
+    SchemaMode,
     SystemMessage,
     WindowEdit,
     retry,
@@ -36,12 +39,13 @@ from . import _scripts  # noqa: E402
 from ._codec import DocumentCache, document_body  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
+    DEFAULT_INITIALIZE_SCHEMA,
     DEFAULT_KEY_PREFIX,
     DEFAULT_SEARCH_LIMIT,
     MetadataField,
     RedisConfig,
 )
-from ._errors import translate_errors  # noqa: E402
+from ._errors import MISSING_INDEX, translate_errors  # noqa: E402
 from ._schema import (  # noqa: E402
     ConversationKeys,
     Layout,
@@ -91,12 +95,19 @@ def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def _command_text(*args: str) -> str:
+    """A command as redis-cli reads it (arguments with spaces or quotes are quoted)."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in args)
+
+
 class RedisChatMemoryRepository(BaseChatMemoryRepository):
     """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
 
     Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are those
-    of ``RedisConfig``. With ``initialize_schema`` (the default) the search index is created
-    if missing; history reads and writes never need it, only the advanced queries do.
+    of ``RedisConfig``. With ``initialize_schema="always"`` (the default) the search index is
+    created if missing; history reads and writes never need it, only the advanced queries do.
     """
 
     capabilities = frozenset({Capability.TTL, Capability.SEARCH})
@@ -108,7 +119,7 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         index_name: str = DEFAULT_INDEX_NAME,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: timedelta | None = None,
-        initialize_schema: bool = True,
+        initialize_schema: SchemaMode | bool = DEFAULT_INITIALIZE_SCHEMA,
         max_conversation_ids: int | None = None,
         max_messages_per_conversation: int | None = None,
         metadata_fields: Sequence[MetadataField] = (),
@@ -117,7 +128,7 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
             index_name=index_name,
             key_prefix=key_prefix,
             ttl=ttl,
-            initialize_schema=initialize_schema,
+            initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
             max_conversation_ids=max_conversation_ids,
             max_messages_per_conversation=max_messages_per_conversation,
             metadata_fields=tuple(metadata_fields),
@@ -127,8 +138,9 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
         self._decoded = DocumentCache()
-        if initialize_schema:
-            self.create_index()
+        self._schema_check = SchemaCheck(self._missing_index, "Redis")
+        if self.config.initialize_schema == "always":
+            self.create_schema()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
@@ -140,6 +152,7 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
             client.close()
             raise
         repo._owns_client = True
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
 
     @property
@@ -158,18 +171,45 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         self.close()
 
     # -- schema ---------------------------------------------------------------------
-    def create_index(self) -> None:
+    def schema_statements(self) -> list[str]:
+        """The ``FT.CREATE`` command ``create_schema`` runs, as redis-cli text."""
+        return [_command_text("FT.CREATE", *index_create_args(self.config))]
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The ``FT.CREATE`` command for ``options``, built without a connection."""
+        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+            raise InvalidArgumentError("url", f"{url!r} is not a redis:// URL")
+        fields = tuple(options.pop("metadata_fields", ()))
+        config = RedisConfig(metadata_fields=fields, **options)
+        return [_command_text("FT.CREATE", *index_create_args(config))]
+
+    def _missing_index(self) -> list[str]:
+        with translate_errors("checking the search index"):
+            found = self._index_info() is not None
+        return [] if found else [f"search index {self.config.index_name}"]
+
+    def create_schema(self) -> None:
         """Create the search index if missing (race-safe); check an existing one has every
         attribute this configuration queries."""
+        self._create_index()
+        self._schema_check.passed()
+
+    def _create_index(self) -> None:
+        # FT.INFO first: an existing index costs one round trip and no FT.CREATE.
         with translate_errors("creating the search index"):
-            try:
-                client: Any = self._client
-                client.execute_command("FT.CREATE", *index_create_args(self.config))
-                return
-            except redis.ResponseError as exc:
-                if "already exists" not in str(exc).lower():
-                    raise
-            info = _SEARCH(self._client, [], ["INFO", self.config.index_name])
+            info = self._index_info()
+            if info is None:
+                try:
+                    client: Any = self._client
+                    client.execute_command("FT.CREATE", *index_create_args(self.config))
+                    return
+                except redis.ResponseError as exc:
+                    if "already exists" not in str(exc).lower():
+                        raise
+                info = self._index_info()  # a concurrent creator won: check its index
+            if info is None:
+                raise SchemaError(f"index {self.config.index_name!r} vanished while created")
         attributes = set()
         for i in range(0, len(info) - 1, 2):
             if _text(info[i]) == "attributes":
@@ -182,6 +222,15 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
                 f"index {self.config.index_name!r} exists without {sorted(missing)}; "
                 "drop it (FT.DROPINDEX) or use another index_name"
             )
+
+    def _index_info(self) -> Any:
+        """``FT.INFO`` of this repository's index, or None when it does not exist."""
+        try:
+            return _SEARCH(self._client, [], ["INFO", self.config.index_name])
+        except redis.ResponseError as exc:
+            if any(m in str(exc).lower() for m in MISSING_INDEX):
+                return None
+            raise
 
     # -- hooks ----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -290,6 +339,7 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
         if search is None:
             return []
         search = in_conversation(search, cid)
+        self._schema_check()
         args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
         with translate_errors("searching messages"):
             reply = _SEARCH(self._client, [], args)
@@ -341,7 +391,5 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
     ) -> list[MessageWithConversation]:
         """A RediSearch query (DIALECT 2) over this repository's index; read-only."""
         if not isinstance(query, str) or not query.strip():
-            from chatmem.core import InvalidArgumentError
-
             raise InvalidArgumentError("query", "must be a non-empty str")
         return self._search(Search(query), None, limit)
