@@ -135,7 +135,16 @@ def typecheck(session: nox.Session) -> None:
 
 
 LONGTERM = "conformance_tests/longterm"
-LONGTERM_BACKENDS = ["memory", "sqlite", "postgres", "mariadb"]
+LONGTERM_BACKENDS = [
+    "memory",
+    "sqlite",
+    "postgres",
+    "mariadb",
+    "redis",
+    "mongo",
+    "cassandra",
+    "neo4j",
+]
 
 
 @nox.session(python=MAIN_PYTHON)

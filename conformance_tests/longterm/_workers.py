@@ -5,12 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 
-def add_one(url: str, table: str, content: str, barrier: Any, results: Any) -> None:
-    """Open a fresh store on ``url``/``table``, wait for every peer, add one candidate."""
-    from chatmem.core.longterm import MemoryCandidate, MemoryType
+def open_by_url(url: str, options: dict[str, Any]) -> Any:
+    """A record store on ``url`` as a separate process opens one (its own client)."""
+    from chatmem.core.longterm._cli import RECORD_STORES
+
+    scheme = url.split("://", 1)[0].split("+", 1)[0]
+    if scheme in RECORD_STORES:
+        import importlib
+
+        module, name = RECORD_STORES[scheme]
+        return getattr(importlib.import_module(module), name).from_url(url, **options)
     from chatmem.jdbc import JdbcMemoryRecordRepository
 
-    repo = JdbcMemoryRecordRepository(url, table_name=table, initialize_schema="never")
+    return JdbcMemoryRecordRepository(url, **options)
+
+
+def add_one(url: str, options: dict[str, Any], content: str, barrier: Any, results: Any) -> None:
+    """Open a fresh store on ``url`` with ``options``, wait for every peer, add one candidate."""
+    from chatmem.core.longterm import MemoryCandidate, MemoryType
+
+    repo = open_by_url(url, {**options, "initialize_schema": "never"})
     candidate = MemoryCandidate(memory_type=MemoryType.PREFERENCE, content=content, confidence=0.9)
     barrier.wait(60)
     result = repo.add("agent", "ana", candidate)

@@ -61,6 +61,87 @@ def sql_engine(server: ServerInfo) -> Any:
     return engine
 
 
+def store_options(harness: str, shared_with: BaseMemoryRecordRepository | None) -> dict[str, Any]:
+    """Names for a fresh store (unique per test) or those of ``shared_with``."""
+    suffix = unique_suffix()
+    if harness in SQL_BACKENDS:
+        name = getattr(shared_with, "config", None)
+        return {"table_name": name.table_name if name else f"mr_{suffix}"}  # type: ignore[attr-defined]
+    if harness == "redis":
+        if shared_with is not None:
+            return {
+                "key_prefix": shared_with.key_prefix,  # type: ignore[attr-defined]
+                "index_name": shared_with.index_name,  # type: ignore[attr-defined]
+            }
+        return {"key_prefix": f"mr-{suffix}:", "index_name": f"mr-{suffix}-idx"}
+    if harness == "mongo":
+        if shared_with is not None:
+            return {"collection_name": shared_with.collection.name}  # type: ignore[attr-defined]
+        return {"collection_name": f"mr_{suffix}"}
+    if harness == "cassandra":
+        if shared_with is not None:
+            return {"table_name": shared_with.table_name}  # type: ignore[attr-defined]
+        return {"table_name": f"mr_{suffix}"}  # the keyspace: the harness's (open_store)
+    if harness == "neo4j":
+        if shared_with is not None:
+            return {
+                "user_label": shared_with.user_label,  # type: ignore[attr-defined]
+                "memory_label": shared_with.memory_label,  # type: ignore[attr-defined]
+            }
+        return {"user_label": f"U_{suffix}", "memory_label": f"M_{suffix}"}
+    return {}
+
+
+def store_url(server: ServerInfo) -> str:
+    """The URL another process opens the server's store with."""
+    url = server.extra.get("memory_url", server.url)
+    assert url is not None
+    return str(url)
+
+
+def open_store(server: ServerInfo, harness: str, **options: Any) -> BaseMemoryRecordRepository:
+    """A record store of the backend under test on the harness's server."""
+    if harness in SQL_BACKENDS:
+        from chatmem.jdbc import JdbcMemoryRecordRepository
+
+        return JdbcMemoryRecordRepository(sql_engine(server), **options)
+    if harness == "redis":
+        import redis
+
+        from chatmem.redis import RedisMemoryRecordRepository
+
+        client = server.extra.get("memory_client")
+        if client is None:
+            assert server.url is not None
+            client = server.extra["memory_client"] = redis.Redis.from_url(server.url)
+        return RedisMemoryRecordRepository(client, **options)
+    if harness == "mongo":
+        from chatmem.mongo import MongoMemoryRecordRepository
+
+        database = server.extra["client"][server.extra["database"]]
+        return MongoMemoryRecordRepository(database, **options)
+    if harness == "cassandra":
+        from chatmem.cassandra import CassandraMemoryRecordRepository
+
+        options.setdefault("keyspace", server.extra["keyspace"])
+        return CassandraMemoryRecordRepository(server.extra["session"], **options)
+    if harness == "neo4j":
+        from chatmem.neo4j import Neo4jMemoryRecordRepository
+
+        return Neo4jMemoryRecordRepository(server.extra["driver"], **options)
+    pytest.skip(f"no long-term memory record store for {harness} yet")
+
+
+def drop_store(repo: BaseMemoryRecordRepository) -> None:
+    """Remove what a test's store created (tables, index, documents, nodes)."""
+    tables = getattr(repo, "tables", None)
+    if tables is not None:
+        tables.metadata.drop_all(repo.engine)  # type: ignore[attr-defined]
+    drop = getattr(repo, "drop_schema", None)
+    if drop is not None:
+        drop()
+
+
 @pytest.fixture
 def make_records(
     harness: Harness, server: ServerInfo, clock: TestClock
@@ -79,26 +160,17 @@ def make_records(
                 return memory_stores[id(shared_with)]
             repo: BaseMemoryRecordRepository = InMemoryMemoryRecordRepository(**options)
             memory_stores[id(repo)] = repo
-        elif harness.name in SQL_BACKENDS:
-            from chatmem.jdbc import JdbcMemoryRecordRepository
-
-            table = (
-                shared_with.config.table_name  # type: ignore[attr-defined]
-                if shared_with is not None
-                else f"mr_{unique_suffix()}"
-            )
-            options.setdefault("initialize_schema", "always")
-            repo = JdbcMemoryRecordRepository(sql_engine(server), table_name=table, **options)
         else:
-            pytest.skip(f"no long-term memory record store for {harness.name} yet")
+            options.setdefault("initialize_schema", "always")
+            for name, value in store_options(harness.name, shared_with).items():
+                options.setdefault(name, value)
+            repo = open_store(server, harness.name, **options)
         made.append(repo)
         return repo
 
     yield make
-    for repo in made:
-        tables = getattr(repo, "tables", None)
-        if tables is not None:
-            tables.metadata.drop_all(repo.engine)  # type: ignore[attr-defined]
+    if made:
+        drop_store(made[0])
 
 
 @pytest.fixture

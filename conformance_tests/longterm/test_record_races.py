@@ -15,8 +15,9 @@ from chatmem.core.longterm import (
     MemoryStateError,
     MemoryType,
 )
-from conformance_tests.harness import ServerInfo
+from conformance_tests.harness import Harness, ServerInfo
 
+from .conftest import store_options, store_url
 from .test_records import PREF
 
 
@@ -85,22 +86,23 @@ def test_racing_reviews_have_exactly_one_winner(
         assert final is not None and final.status.value == winners[0]
 
 
-@pytest.mark.backend("sqlite", "postgres", "mariadb")
+@pytest.mark.backend("sqlite", "postgres", "mariadb", "redis", "mongo", "cassandra", "neo4j")
 @pytest.mark.multiprocess
 def test_processes_adding_one_candidate_store_it_once(
-    make_records: Callable[..., BaseMemoryRecordRepository], server: ServerInfo
+    make_records: Callable[..., BaseMemoryRecordRepository], server: ServerInfo, harness: Harness
 ) -> None:
     import multiprocessing
 
     from ._workers import add_one
 
     first = make_records()
-    table = first.config.table_name  # type: ignore[attr-defined]
+    names = store_options(harness.name, first)
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(4), ctx.Queue()
     procs = [
         ctx.Process(
-            target=add_one, args=(server.url, table, PREF.content.swapcase(), barrier, results)
+            target=add_one,
+            args=(store_url(server), names, PREF.content.swapcase(), barrier, results),
         )
         for _ in range(4)
     ]

@@ -27,6 +27,8 @@ from ._config import (  # noqa: E402
     SimpleStrategy,
     parse_url,
 )
+from ._memories import CassandraMemoryRecordRepository  # noqa: E402
+from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
 from ._repository import CassandraChatMemoryRepository  # noqa: E402
 from ._schema import schema_cql  # noqa: E402
 
@@ -36,6 +38,7 @@ __all__ = [
     "DEFAULT_CONVERSATION_ID_COLUMN",
     "DEFAULT_CREATED_AT_COLUMN",
     "DEFAULT_KEYSPACE",
+    "DEFAULT_MEMORY_TABLE_NAME",
     "DEFAULT_MESSAGE_TYPE_COLUMN",
     "DEFAULT_NEXT_POSITION_COLUMN",
     "DEFAULT_ORIGIN_COLUMN",
@@ -46,9 +49,11 @@ __all__ = [
     "DEFAULT_TABLE_NAME",
     "CassandraChatMemoryRepository",
     "CassandraConfig",
+    "CassandraMemoryRecordRepository",
     "CassandraUrl",
     "NetworkTopologyStrategy",
     "SimpleStrategy",
+    "memory_schema_cql",
     "parse_url",
     "schema_cql",
 ]

@@ -14,18 +14,21 @@ from ._config import (  # noqa: E402
     DEFAULT_TTL,
     MongoConfig,
 )
+from ._memories import DEFAULT_MEMORY_COLLECTION_NAME, MongoMemoryRecordRepository  # noqa: E402
 from ._repository import MongoChatMemoryRepository  # noqa: E402
 from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX, ensure_indexes  # noqa: E402
 
 __all__ = [
     "DEFAULT_COLLECTION_NAME",
     "DEFAULT_INITIALIZE_SCHEMA",
+    "DEFAULT_MEMORY_COLLECTION_NAME",
     "DEFAULT_TTL",
     "LAYOUT_VERSION",
     "POSITION_INDEX",
     "TTL_INDEX",
     "MongoChatMemoryRepository",
     "MongoConfig",
+    "MongoMemoryRecordRepository",
     "ensure_indexes",
     "escape_key",
     "from_document",

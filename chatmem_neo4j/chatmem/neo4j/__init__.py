@@ -17,19 +17,27 @@ from ._config import (  # noqa: E402
     Neo4jUrl,
     parse_url,
 )
+from ._memories import (  # noqa: E402
+    DEFAULT_MEMORY_LABEL,
+    DEFAULT_USER_LABEL,
+    Neo4jMemoryRecordRepository,
+)
 from ._repository import Neo4jChatMemoryRepository  # noqa: E402
 
 __all__ = [
     "DEFAULT_DATABASE",
     "DEFAULT_INITIALIZE_SCHEMA",
     "DEFAULT_MEDIA_LABEL",
+    "DEFAULT_MEMORY_LABEL",
     "DEFAULT_MESSAGE_LABEL",
     "DEFAULT_METADATA_LABEL",
     "DEFAULT_SESSION_LABEL",
     "DEFAULT_TOOL_CALL_LABEL",
     "DEFAULT_TOOL_RESPONSE_LABEL",
+    "DEFAULT_USER_LABEL",
     "Neo4jChatMemoryRepository",
     "Neo4jConfig",
+    "Neo4jMemoryRecordRepository",
     "Neo4jUrl",
     "parse_url",
 ]

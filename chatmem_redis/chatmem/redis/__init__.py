@@ -8,6 +8,11 @@ from ._config import (
     MetadataFieldType,
     RedisConfig,
 )
+from ._memories import (
+    DEFAULT_MEMORY_INDEX_NAME,
+    DEFAULT_MEMORY_KEY_PREFIX,
+    RedisMemoryRecordRepository,
+)
 from ._query import escape_tag, format_number, tag_query, text_query, text_terms
 from ._repository import RedisChatMemoryRepository
 from ._search import AdvancedRedisChatMemoryRepository, MessageWithConversation
@@ -15,6 +20,8 @@ from ._search import AdvancedRedisChatMemoryRepository, MessageWithConversation
 __all__ = [
     "DEFAULT_INDEX_NAME",
     "DEFAULT_KEY_PREFIX",
+    "DEFAULT_MEMORY_INDEX_NAME",
+    "DEFAULT_MEMORY_KEY_PREFIX",
     "DEFAULT_SEARCH_LIMIT",
     "AdvancedRedisChatMemoryRepository",
     "MessageWithConversation",
@@ -22,6 +29,7 @@ __all__ = [
     "MetadataFieldType",
     "RedisChatMemoryRepository",
     "RedisConfig",
+    "RedisMemoryRecordRepository",
     "escape_tag",
     "format_number",
     "tag_query",

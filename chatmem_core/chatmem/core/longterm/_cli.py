@@ -1,7 +1,8 @@
 """``chatmem memories ls|approve|reject|expire|rm|schema`` and ``chatmem serve``.
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
-main CLI calls it when ``handles(args)``). Records live in the SQL database at ``--url``.
+main CLI calls it when ``handles(args)``). Records live in the store at ``--url`` (SQL,
+Redis, MongoDB, Cassandra or Neo4j).
 ``serve`` runs the review page and API with uvicorn; it always requires an API key unless
 ``--no-auth`` is given on a loopback address, and it refuses a non-loopback ``--host``
 without an explicit key.
@@ -74,8 +75,32 @@ def handles(args: argparse.Namespace) -> bool:
     return getattr(args, "command", None) in COMMANDS
 
 
+# URL scheme (before any "+driver") -> (module, class) of the record stores outside SQL
+RECORD_STORES: dict[str, tuple[str, str]] = {
+    "redis": ("chatmem.redis", "RedisMemoryRecordRepository"),
+    "rediss": ("chatmem.redis", "RedisMemoryRecordRepository"),
+    "mongodb": ("chatmem.mongo", "MongoMemoryRecordRepository"),
+    "mongodb+srv": ("chatmem.mongo", "MongoMemoryRecordRepository"),
+    "cassandra": ("chatmem.cassandra", "CassandraMemoryRecordRepository"),
+    "neo4j": ("chatmem.neo4j", "Neo4jMemoryRecordRepository"),
+    "bolt": ("chatmem.neo4j", "Neo4jMemoryRecordRepository"),
+}
+
+
 def open_store(url: str, table_name: str | None, create: bool) -> MemoryRecordRepository:
-    """The SQL record store at ``url``."""
+    """The record store at ``url``: SQL through ``chatmem.jdbc``, else the store its scheme
+    names (those create their index or constraints when missing, as by default)."""
+    import importlib
+
+    scheme = url.split("://", 1)[0].lower() if isinstance(url, str) else ""
+    found = RECORD_STORES.get(scheme) or RECORD_STORES.get(scheme.split("+", 1)[0])
+    if found is not None:
+        if table_name is not None:
+            raise InvalidArgumentError("--table-name", f"applies to SQL stores, not {scheme}://")
+        store: MemoryRecordRepository = getattr(
+            importlib.import_module(found[0]), found[1]
+        ).from_url(url)
+        return store
     from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, JdbcMemoryRecordRepository
 
     return JdbcMemoryRecordRepository(
@@ -131,6 +156,20 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             )
             return 0
         store = open_store(args.url, args.table_name, args.create_schema)
+        try:
+            return _run_memories(store, args, out)
+        finally:
+            close = getattr(store, "close", None)  # the client or cluster it opened
+            if close is not None:
+                close()
+    except ChatMemoryError as exc:
+        print(f"chatmem: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_memories(store: MemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``memories ls|approve|reject|rm|expire`` on an open store."""
+    try:
         command = args.memories_command
         if command == "ls":
             page = store.find(

@@ -1,0 +1,404 @@
+"""``CassandraMemoryRecordRepository``: long-term memory records in Cassandra (I/O only).
+
+Tables and statements in ``_memory_schema``. Dedup is a lightweight transaction on the
+dedup table (one claimant per normalised content); a review or an expiry is a lightweight
+transaction on the record (one winner); the listing tables follow in a logged batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from chatmem.core import (
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    SchemaError,
+    SchemaMode,
+    schema_mode,
+)
+from chatmem.core._errors import require
+from chatmem.core._validation import cql_identifier
+from chatmem.core.longterm import (
+    DEFAULT_PENDING_TTL,
+    EXPIRED_REASON,
+    AddResult,
+    BaseMemoryRecordRepository,
+    Clock,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    dedup_key,
+    effective,
+    utc_now,
+)
+
+from ._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication, parse_url
+from ._errors import translate_errors
+from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
+
+ADD_ATTEMPTS = 5
+CLAIM_WAIT = 5.0
+"""Seconds an add waits for a concurrent claimant to write its record before taking over."""
+SWEEP_CHUNK = 500
+SCHEMA_AGREEMENT_WAIT = 60.0
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_PENDING = MemoryStatus.PENDING
+_PARTITIONS: dict[MemoryStatus | None, tuple[MemoryStatus, ...]] = {
+    None: tuple(MemoryStatus),
+    MemoryStatus.PENDING: (MemoryStatus.PENDING,),
+    MemoryStatus.APPROVED: (MemoryStatus.APPROVED,),
+    # an expired pending record reads as rejected: it is still in the pending partition
+    MemoryStatus.REJECTED: (MemoryStatus.REJECTED, MemoryStatus.PENDING),
+}
+
+
+def _at(value: datetime) -> int:
+    return (value - _EPOCH) // timedelta(microseconds=1)
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+def _values(row: Any) -> Sequence[Any]:
+    """Row values in column order, whatever row factory the caller's session uses."""
+    if isinstance(row, tuple):
+        return row
+    return list(row.values()) if isinstance(row, Mapping) else row
+
+
+def to_values(record: MemoryRecord, key: str) -> list[Any]:
+    """A record as the insert's bound values (``COLUMNS`` order)."""
+    return [
+        record.id,
+        record.agent_id,
+        record.user_id,
+        record.memory_type.value,
+        record.content,
+        key,
+        record.confidence,
+        record.status.value,
+        _at(record.created_at),
+        None if record.expires_at is None else _at(record.expires_at),
+        None if record.reviewed_at is None else _at(record.reviewed_at),
+        record.reviewer,
+        record.reason,
+        record.conversation_id,
+        record.message_position,
+    ]
+
+
+def from_values(row: Any) -> MemoryRecord:
+    """A record from a row of ``COLUMNS``."""
+    (rid, agent, user, kind, content, _key, confidence, status, created, expires, reviewed,
+     reviewer, reason, conversation, position) = _values(row)  # fmt: skip
+    at = _time(created)
+    assert at is not None
+    return MemoryRecord(
+        id=rid,
+        agent_id=agent,
+        user_id=user,
+        memory_type=MemoryType(kind),
+        content=content,
+        confidence=float(confidence),
+        status=MemoryStatus(status),
+        created_at=at,
+        expires_at=_time(expires),
+        reviewed_at=_time(reviewed),
+        reviewer=reviewer,
+        reason=reason,
+        conversation_id=conversation,
+        message_position=None if position is None else int(position),
+    )
+
+
+class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
+    """Memory records in Cassandra tables ``<table_name>`` (default ``ai_memory_record``),
+    ``_dedup``, ``_by_user`` and ``_by_status`` in ``keyspace`` (default ``chatmem``).
+
+    Pass a ``cassandra.cluster.Session`` (never closed by us) or use ``from_url``.
+    ``initialize_schema="always"`` (the default) creates the keyspace (with ``replication``)
+    and the tables when missing; ``"never"`` leaves that to ``schema_cql()``."""
+
+    def __init__(
+        self,
+        session: Any,
+        *,
+        keyspace: str = DEFAULT_KEYSPACE,
+        table_name: str = DEFAULT_MEMORY_TABLE_NAME,
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
+        replication: Replication = DEFAULT_REPLICATION,
+        clock: Clock = utc_now,
+        pending_ttl: timedelta = DEFAULT_PENDING_TTL,
+    ) -> None:
+        require("cassandra", "cassandra")
+        super().__init__(clock=clock, pending_ttl=pending_ttl)
+        if session is None:
+            raise InvalidArgumentError("session", "must be a cassandra.cluster.Session")
+        self.keyspace = cql_identifier(keyspace, "keyspace")
+        self.table_name = cql_identifier(table_name, "table_name")
+        if len(self.table_name) > 48 - len("_by_status"):
+            raise InvalidArgumentError("table_name", "is longer than 38 characters")
+        self.replication = replication
+        self.initialize_schema = schema_mode(initialize_schema)
+        self._session = session
+        self._cql = memory_cql(self.keyspace, self.table_name)
+        self._prepared: dict[str, Any] = {}
+        self._owned_cluster: Any = None
+        if self.initialize_schema == "always":
+            self.create_schema()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> CassandraMemoryRecordRepository:
+        """``cassandra://[user:pw@]host[:port][,host...][/keyspace][?local_dc=dc]``; the
+        store owns the cluster it connects and ``close()`` shuts it down."""
+        require("cassandra", "cassandra")
+        from cassandra.auth import PlainTextAuthProvider
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+        target = parse_url(url)
+        if target.keyspace is not None:
+            options.setdefault("keyspace", target.keyspace)
+        policy = TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc))
+        auth = (
+            PlainTextAuthProvider(target.username, target.password or "")
+            if target.username
+            else None
+        )
+        cluster = Cluster(
+            list(target.contact_points),
+            port=target.port,
+            auth_provider=auth,
+            execution_profiles={
+                EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=policy)
+            },
+        )
+        try:
+            with translate_errors("connect"):
+                session = cluster.connect()
+            repo = cls(session, **options)
+        except BaseException:
+            cluster.shutdown()
+            raise
+        repo._owned_cluster = cluster
+        return repo
+
+    def close(self) -> None:
+        """Shut down the cluster ``from_url`` connected (a session passed in is left open)."""
+        if self._owned_cluster is not None:
+            self._owned_cluster.shutdown()
+            self._owned_cluster = None
+
+    def schema_cql(self) -> list[str]:
+        """The DDL ``create_schema`` runs, for teams that apply schema changes themselves."""
+        return memory_schema_cql(self.keyspace, self.table_name, self.replication)
+
+    def create_schema(self) -> None:
+        """Create the keyspace and tables when missing (``IF NOT EXISTS`` and name-derived
+        table ids make racing creators agree), waiting for schema agreement."""
+        from cassandra import AlreadyExists
+
+        with translate_errors("creating the memory record schema"):
+            for cql in self.schema_cql():
+                with contextlib.suppress(AlreadyExists):
+                    self._session.execute(cql, timeout=SCHEMA_AGREEMENT_WAIT)
+            agreed = self._session.cluster.control_connection.wait_for_schema_agreement(
+                wait_time=SCHEMA_AGREEMENT_WAIT
+            )
+        if not agreed:
+            raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
+
+    def drop_schema(self) -> None:
+        """Drop the four tables (the keyspace stays)."""
+        with translate_errors("dropping the memory record tables"):
+            for suffix in ("", "_dedup", "_by_user", "_by_status"):
+                name = f'"{self.keyspace}"."{self.table_name}{suffix}"'
+                self._session.execute(f"DROP TABLE IF EXISTS {name}", timeout=60)
+
+    # -- statements ----------------------------------------------------------------------
+    def _ps(self, name: str) -> Any:
+        prepared = self._prepared.get(name)
+        if prepared is None:
+            with translate_errors(f"preparing {name}"):
+                prepared = self._session.prepare(getattr(self._cql, name))
+            self._prepared[name] = prepared
+        return prepared
+
+    def _run(self, name: str, params: Sequence[Any], what: str) -> Any:
+        with translate_errors(what):
+            return self._session.execute(self._ps(name).bind(params))
+
+    def _batch(self, parts: Sequence[tuple[str, Sequence[Any]]], what: str) -> None:
+        """A logged batch: every part is applied eventually, even if this process dies."""
+        from cassandra.query import BatchStatement, BatchType
+
+        batch = BatchStatement(batch_type=BatchType.LOGGED)
+        for name, params in parts:
+            batch.add(self._ps(name), params)
+        with translate_errors(what):
+            self._session.execute(batch)
+
+    def _index_rows(
+        self, record: MemoryRecord, status: MemoryStatus
+    ) -> list[tuple[str, list[Any]]]:
+        at = _at(record.created_at)
+        expires = None if record.expires_at is None else _at(record.expires_at)
+        values = [status.value, at, record.id, record.user_id, expires]
+        return [("user_insert", values), ("status_insert", values)]
+
+    def _unindex_rows(
+        self, record: MemoryRecord, status: MemoryStatus
+    ) -> list[tuple[str, list[Any]]]:
+        at = _at(record.created_at)
+        return [
+            ("user_delete", [record.user_id, status.value, at, record.id]),
+            ("status_delete", [status.value, at, record.id]),
+        ]
+
+    def _write(self, record: MemoryRecord, key: str) -> None:
+        parts = [("insert", to_values(record, key)), *self._index_rows(record, record.status)]
+        self._batch(parts, "storing a memory")
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _add(self, record: MemoryRecord, key: str) -> AddResult:
+        for _ in range(ADD_ATTEMPTS):
+            claim = self._run("claim", [key, record.id], "storing a memory")
+            if claim.was_applied:
+                self._write(record, key)
+                return AddResult(record, True)
+            holder = _values(claim.one())[-1]
+            deadline = time.monotonic() + CLAIM_WAIT
+            while holder is not None:
+                stored = self._get(holder)
+                if stored is not None:
+                    return AddResult(stored, False)
+                if time.monotonic() > deadline:
+                    # The claimant never wrote its record (it died): take the claim over.
+                    over = self._run("take_over", [record.id, key, holder], "storing a memory")
+                    if over.was_applied:
+                        self._write(record, key)
+                        return AddResult(record, True)
+                    break
+                time.sleep(0.05)
+                row = self._run("claimed", [key], "storing a memory").one()
+                holder = None if row is None else _values(row)[0]
+        raise ConcurrencyError("storing a memory kept conflicting with concurrent writers")
+
+    def _find(
+        self,
+        agent_id: str | None,
+        user_id: str | None,
+        status: MemoryStatus | None,
+        memory_type: MemoryType | None,
+        limit: int,
+        after: tuple[datetime, str] | None,
+        now: datetime,
+    ) -> list[MemoryRecord]:
+        cursor = None if after is None else (_at(after[0]), after[1])
+        out: list[MemoryRecord] = []
+        while len(out) < limit:
+            keys: list[tuple[int, str, MemoryStatus]] = []
+            edge: tuple[int, str] | None = None  # past this, some partition was cut short
+            for part in _PARTITIONS[status]:
+                rows = self._keys(user_id, part, cursor, limit)
+                keys += [(r[0], r[1], part) for r in rows]
+                if len(rows) == limit:
+                    last = (rows[-1][0], rows[-1][1])
+                    edge = last if edge is None else min(edge, last)
+            keys = sorted(k for k in keys if edge is None or (k[0], k[1]) <= edge)
+            stored = self._many([k[1] for k in keys])
+            for _created, rid, part in keys:
+                record = stored.get(rid)
+                if record is None or record.status is not part:
+                    continue  # deleted, or its listing rows are still being moved
+                now_as = effective(record, now)
+                if (
+                    (status is None or now_as.status is status)
+                    and (agent_id is None or record.agent_id == agent_id)
+                    and (memory_type is None or record.memory_type is memory_type)
+                ):
+                    out.append(record)
+            if edge is None:
+                break
+            cursor = edge
+        return out[:limit]
+
+    def _keys(
+        self, user_id: str | None, status: MemoryStatus, cursor: tuple[int, str] | None, n: int
+    ) -> list[Sequence[Any]]:
+        if user_id is not None:
+            name, params = "user", [user_id, status.value]
+        else:
+            name, params = "status", [status.value]
+        if cursor is None:
+            result = self._run(f"{name}_first", [*params, n], "listing memories")
+        else:
+            result = self._run(f"{name}_page", [*params, *cursor, n], "listing memories")
+        return [_values(r) for r in result]
+
+    def _many(self, ids: list[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        unique = list(dict.fromkeys(ids))
+        out: dict[str, MemoryRecord] = {}
+        for i in range(0, len(unique), 100):  # bounded IN lists keep coordinators light
+            rows = self._run("by_ids", [unique[i : i + 100]], "listing memories")
+            out.update((r.id, r) for r in (from_values(row) for row in rows))
+        return out
+
+    def _get(self, record_id: str) -> MemoryRecord | None:
+        row = self._run("by_id", [record_id], "reading a memory").one()
+        return None if row is None else from_values(row)
+
+    def _review(
+        self,
+        record_id: str,
+        decision: MemoryStatus,
+        now: datetime,
+        reviewer: str | None,
+        reason: str | None,
+    ) -> MemoryRecord | None:
+        at = _at(now)
+        params = [decision.value, at, reviewer, reason, record_id, at]
+        if not self._run("review", params, "reviewing a memory").was_applied:
+            return None
+        record = self._get(record_id)
+        if record is not None:
+            moves = self._unindex_rows(record, _PENDING) + self._index_rows(record, decision)
+            self._batch(moves, "reviewing a memory")
+        return record
+
+    def _delete(self, record_id: str) -> bool:
+        record = self._get(record_id)
+        if record is None or not self._run("delete", [record_id], "deleting a memory").was_applied:
+            return False
+        self._batch(self._unindex_rows(record, record.status), "deleting a memory")
+        key = dedup_key(record.agent_id, record.user_id, record.content)
+        self._run("release", [key, record_id], "deleting a memory")
+        return True
+
+    def _expire_due(self, now: datetime) -> int:
+        at, count = _at(now), 0
+        cursor: tuple[int, str] | None = None
+        while True:
+            rows = self._keys(None, _PENDING, cursor, SWEEP_CHUNK)
+            for _created, rid, _user, expires in rows:
+                if expires is None or expires > at:
+                    continue
+                done = self._run("expire", [expires, EXPIRED_REASON, rid, expires], "expiring")
+                if done.was_applied:
+                    record = self._get(rid)
+                    if record is not None:
+                        moves = self._unindex_rows(record, _PENDING)
+                        moves += self._index_rows(record, MemoryStatus.REJECTED)
+                        self._batch(moves, "expiring memories")
+                    count += 1
+            if len(rows) < SWEEP_CHUNK:
+                return count
+            cursor = (rows[-1][0], rows[-1][1])

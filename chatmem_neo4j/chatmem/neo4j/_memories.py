@@ -1,0 +1,356 @@
+"""``Neo4jMemoryRecordRepository``: long-term memory records as a graph.
+
+    (:User {user_id})-[:REMEMBERS]->(:Memory {id, agent_id, user_id, type, content,
+        dedup_key, confidence, status, created_at, expires_at, reviewed_at, reviewer, reason,
+        conversation_id, message_position})-[:EXTRACTED_FROM]->(:Message)
+
+The ``EXTRACTED_FROM`` link is made when the chat message node the memory came from exists
+(same ``conversation_id`` and ``position``, under ``message_label``). Timestamps are integer
+UTC microseconds. Uniqueness constraints on ``Memory.dedup_key`` (so concurrent adds of one
+memory store it once: the loser's CREATE fails and it reads the winner's node),
+``Memory.id`` and ``User.user_id`` (a race-free MERGE); range indexes for listing and the
+expiry sweep. A review first writes to the node (``SET m.lock = true REMOVE m.lock``) so it
+holds the node's write lock before it checks "still pending": one winner. Labels are
+validated (``[A-Za-z_][A-Za-z0-9_]*``) and back-quoted; every value is a parameter.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import neo4j
+from chatmem.core import (
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    InvalidIdentifierError,
+    SchemaMode,
+    schema_mode,
+)
+from chatmem.core._validation import cypher_label
+from chatmem.core.longterm import (
+    DEFAULT_PENDING_TTL,
+    EXPIRED_REASON,
+    AddResult,
+    BaseMemoryRecordRepository,
+    Clock,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    utc_now,
+)
+from neo4j import exceptions as neo4j_errors
+
+from ._config import DEFAULT_MESSAGE_LABEL, parse_url
+from ._errors import translate_errors
+
+DEFAULT_USER_LABEL = "User"
+DEFAULT_MEMORY_LABEL = "Memory"
+ADD_ATTEMPTS = 5
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ALREADY_EXISTS = {
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+}
+_FIELDS = (
+    "id", "agent_id", "user_id", "type", "content", "dedup_key", "confidence", "status",
+    "created_at", "expires_at", "reviewed_at", "reviewer", "reason", "conversation_id",
+    "message_position",
+)  # fmt: skip
+
+
+def _at(value: datetime) -> int:
+    return (value - _EPOCH) // timedelta(microseconds=1)
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+def to_properties(record: MemoryRecord, key: str) -> dict[str, Any]:
+    """A record as node properties (None values are simply absent in Neo4j)."""
+    return {
+        "id": record.id,
+        "agent_id": record.agent_id,
+        "user_id": record.user_id,
+        "type": record.memory_type.value,
+        "content": record.content,
+        "dedup_key": key,
+        "confidence": record.confidence,
+        "status": record.status.value,
+        "created_at": _at(record.created_at),
+        "expires_at": None if record.expires_at is None else _at(record.expires_at),
+        "reviewed_at": None if record.reviewed_at is None else _at(record.reviewed_at),
+        "reviewer": record.reviewer,
+        "reason": record.reason,
+        "conversation_id": record.conversation_id,
+        "message_position": record.message_position,
+    }
+
+
+def from_properties(p: dict[str, Any]) -> MemoryRecord:
+    """A record from a node's properties."""
+    created = _time(p["created_at"])
+    assert created is not None
+    position = p.get("message_position")
+    return MemoryRecord(
+        id=p["id"],
+        agent_id=p["agent_id"],
+        user_id=p["user_id"],
+        memory_type=MemoryType(p["type"]),
+        content=p["content"],
+        confidence=float(p["confidence"]),
+        status=MemoryStatus(p["status"]),
+        created_at=created,
+        expires_at=_time(p.get("expires_at")),
+        reviewed_at=_time(p.get("reviewed_at")),
+        reviewer=p.get("reviewer"),
+        reason=p.get("reason"),
+        conversation_id=p.get("conversation_id"),
+        message_position=None if position is None else int(position),
+    )
+
+
+def _q(label: str) -> str:
+    return f"`{label}`"
+
+
+class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
+    """Memory records in Neo4j 5. Pass a ``neo4j.Driver`` (never closed by us) or use
+    ``from_url``. ``initialize_schema="always"`` (the default) creates the constraints and
+    indexes if missing; ``schema_statements()`` lists them for your own migrations."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        *,
+        database: str | None = None,
+        user_label: str = DEFAULT_USER_LABEL,
+        memory_label: str = DEFAULT_MEMORY_LABEL,
+        message_label: str = DEFAULT_MESSAGE_LABEL,
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
+        clock: Clock = utc_now,
+        pending_ttl: timedelta = DEFAULT_PENDING_TTL,
+    ) -> None:
+        super().__init__(clock=clock, pending_ttl=pending_ttl)
+        self.user_label = cypher_label(user_label, "user_label")
+        self.memory_label = cypher_label(memory_label, "memory_label")
+        self.message_label = cypher_label(message_label, "message_label")
+        if len({self.user_label, self.memory_label, self.message_label}) != 3:
+            raise InvalidIdentifierError("memory_label", "user, memory and message labels differ")
+        if database is not None and (not isinstance(database, str) or not database):
+            raise InvalidArgumentError("database", "must be a non-empty str or None")
+        self.database = database
+        self.initialize_schema = schema_mode(initialize_schema)
+        self._driver = driver
+        self._owns_driver = False
+        self._q = _queries(self.user_label, self.memory_label, self.message_label)
+        if self.initialize_schema == "always":
+            self.create_schema()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Neo4jMemoryRecordRepository:
+        """Connect with ``neo4j://`` or ``bolt://`` URLs; credentials in the URL become basic
+        auth. ``close()`` closes this driver."""
+        target = parse_url(url)
+        auth = None if target.user is None else neo4j.basic_auth(target.user, target.password or "")
+        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
+        try:
+            repo = cls(driver, **options)
+        except BaseException:
+            driver.close()
+            raise
+        repo._owns_driver = True
+        return repo
+
+    def close(self) -> None:
+        """Close the driver if ``from_url`` created it."""
+        if self._owns_driver:
+            self._driver.close()
+
+    def schema_statements(self) -> list[str]:
+        """The constraints and indexes ``create_schema`` creates."""
+        u, m, name = _q(self.user_label), _q(self.memory_label), f"chatmem_{self.memory_label}"
+        return [
+            f"CREATE CONSTRAINT `{name}_dedup_key` IF NOT EXISTS "
+            f"FOR (m:{m}) REQUIRE m.dedup_key IS UNIQUE",
+            f"CREATE CONSTRAINT `{name}_id` IF NOT EXISTS FOR (m:{m}) REQUIRE m.id IS UNIQUE",
+            f"CREATE CONSTRAINT `chatmem_{self.user_label}_user_id` IF NOT EXISTS "
+            f"FOR (u:{u}) REQUIRE u.user_id IS UNIQUE",
+            f"CREATE INDEX `{name}_user_created` IF NOT EXISTS "
+            f"FOR (m:{m}) ON (m.user_id, m.created_at)",
+            f"CREATE INDEX `{name}_status_expires` IF NOT EXISTS "
+            f"FOR (m:{m}) ON (m.status, m.expires_at)",
+        ]
+
+    def create_schema(self) -> None:
+        """Create the constraints and indexes if missing (race-safe) and wait until online."""
+        with translate_errors("creating the memory record schema"):
+            for statement in self.schema_statements():
+                try:
+                    self._write(statement, {})
+                except neo4j_errors.Neo4jError as exc:
+                    if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
+                        raise
+            self._write("CALL db.awaitIndexes(300)", {})
+
+    def drop_schema(self) -> None:
+        """Delete every memory and user node of these labels and their constraints/indexes."""
+        m, u = _q(self.memory_label), _q(self.user_label)
+        with translate_errors("dropping the memory records"):
+            self._write(f"MATCH (n:{m}) DETACH DELETE n", {})
+            self._write(f"MATCH (n:{u}) DETACH DELETE n", {})
+            for statement in self.schema_statements():
+                name = statement.split("`")[1]
+                kind = "CONSTRAINT" if statement.startswith("CREATE CONSTRAINT") else "INDEX"
+                self._write(f"DROP {kind} `{name}` IF EXISTS", {})
+
+    def _write(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """One managed write transaction (the driver retries transient failures)."""
+
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            return [r.data() for r in tx.run(query, params)]
+
+        with self._driver.session(database=self.database) as session:
+            result: list[dict[str, Any]] = session.execute_write(work)
+            return result
+
+    def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            return [r.data() for r in tx.run(query, params)]
+
+        with self._driver.session(database=self.database) as session:
+            result: list[dict[str, Any]] = session.execute_read(work)
+            return result
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _add(self, record: MemoryRecord, key: str) -> AddResult:
+        params = {
+            "user": record.user_id,
+            "props": {k: v for k, v in to_properties(record, key).items() if v is not None},
+            "cid": record.conversation_id,
+            "pos": record.message_position,
+        }
+        for _ in range(ADD_ATTEMPTS):
+            with translate_errors("storing a memory"):
+                try:
+                    self._write(self._q["add"], params)
+                    return AddResult(record, True)
+                except neo4j_errors.ConstraintError:
+                    rows = self._read(self._q["by_key"], {"key": key})
+            if rows:
+                return AddResult(from_properties(rows[0]["m"]), False)
+        raise ConcurrencyError("storing a memory kept conflicting with concurrent deletes")
+
+    def _find(
+        self,
+        agent_id: str | None,
+        user_id: str | None,
+        status: MemoryStatus | None,
+        memory_type: MemoryType | None,
+        limit: int,
+        after: tuple[datetime, str] | None,
+        now: datetime,
+    ) -> list[MemoryRecord]:
+        m, u = _q(self.memory_label), _q(self.user_label)
+        match = (
+            f"MATCH (m:{m})"
+            if user_id is None
+            else f"MATCH (:{u} {{user_id: $user}})-[:REMEMBERS]->(m:{m})"
+        )
+        where = []
+        if agent_id is not None:
+            where.append("m.agent_id = $agent")
+        if memory_type is not None:
+            where.append("m.type = $type")
+        if status is MemoryStatus.PENDING:
+            where.append("m.status = 'pending' AND m.expires_at > $now")
+        elif status is MemoryStatus.REJECTED:
+            where.append(
+                "(m.status = 'rejected' OR (m.status = 'pending' AND m.expires_at <= $now))"
+            )
+        elif status is MemoryStatus.APPROVED:
+            where.append("m.status = 'approved'")
+        if after is not None:
+            where.append("(m.created_at > $at OR (m.created_at = $at AND m.id > $rid))")
+        query = (
+            f"{match}{' WHERE ' + ' AND '.join(where) if where else ''}\n"
+            "RETURN m {.*} AS m ORDER BY m.created_at, m.id LIMIT $limit"
+        )
+        params = {
+            "user": user_id,
+            "agent": agent_id,
+            "type": None if memory_type is None else memory_type.value,
+            "now": _at(now),
+            "at": None if after is None else _at(after[0]),
+            "rid": None if after is None else after[1],
+            "limit": limit,
+        }
+        with translate_errors("listing memories"):
+            return [from_properties(r["m"]) for r in self._read(query, params)]
+
+    def _get(self, record_id: str) -> MemoryRecord | None:
+        with translate_errors("reading a memory"):
+            rows = self._read(self._q["by_id"], {"id": record_id})
+        return from_properties(rows[0]["m"]) if rows else None
+
+    def _review(
+        self,
+        record_id: str,
+        decision: MemoryStatus,
+        now: datetime,
+        reviewer: str | None,
+        reason: str | None,
+    ) -> MemoryRecord | None:
+        params = {
+            "id": record_id,
+            "decision": decision.value,
+            "now": _at(now),
+            "reviewer": reviewer,
+            "reason": reason,
+        }
+        with translate_errors("reviewing a memory"):
+            rows = self._write(self._q["review"], params)
+        return from_properties(rows[0]["m"]) if rows else None
+
+    def _delete(self, record_id: str) -> bool:
+        with translate_errors("deleting a memory"):
+            return bool(self._write(self._q["delete"], {"id": record_id}))
+
+    def _expire_due(self, now: datetime) -> int:
+        with translate_errors("expiring memories"):
+            rows = self._write(self._q["expire"], {"now": _at(now), "reason": EXPIRED_REASON})
+        return int(rows[0]["n"]) if rows else 0
+
+
+def _queries(user: str, memory: str, message: str) -> dict[str, str]:
+    """The fixed statements for validated labels."""
+    u, m, msg = _q(user), _q(memory), _q(message)
+    lock = "SET m.lock = true REMOVE m.lock\nWITH m"  # hold m's write lock from here on
+    return {
+        "add": (
+            f"MERGE (u:{u} {{user_id: $user}})\n"
+            f"CREATE (u)-[:REMEMBERS]->(m:{m})\nSET m = $props\nWITH m\n"
+            f"OPTIONAL MATCH (x:{msg}) WHERE $cid IS NOT NULL AND x.conversation_id = $cid "
+            "AND x.position = $pos\n"
+            "FOREACH (s IN CASE WHEN x IS NULL THEN [] ELSE [x] END |\n"
+            "  MERGE (m)-[:EXTRACTED_FROM]->(s))"
+        ),
+        "by_key": f"MATCH (m:{m} {{dedup_key: $key}}) RETURN m {{.*}} AS m",
+        "by_id": f"MATCH (m:{m} {{id: $id}}) RETURN m {{.*}} AS m",
+        "review": (
+            f"MATCH (m:{m} {{id: $id}})\n{lock}\n"
+            "WHERE m.status = 'pending' AND m.expires_at > $now\n"
+            "SET m.status = $decision, m.reviewed_at = $now, m.reviewer = $reviewer, "
+            "m.reason = $reason\nRETURN m {.*} AS m"
+        ),
+        "delete": f"MATCH (m:{m} {{id: $id}})\nDETACH DELETE m\nRETURN 1 AS done",
+        "expire": (
+            f"MATCH (m:{m}) WHERE m.status = 'pending' AND m.expires_at <= $now\n{lock}\n"
+            "WHERE m.status = 'pending' AND m.expires_at <= $now\n"
+            "SET m.status = 'rejected', m.reviewed_at = m.expires_at, m.reviewer = null, "
+            "m.reason = $reason\nRETURN count(m) AS n"
+        ),
+    }

@@ -1,0 +1,361 @@
+"""``RedisMemoryRecordRepository``: long-term memory records as RedisJSON documents indexed
+by RediSearch.
+
+Keys under ``key_prefix`` (default ``memory-record:``)::
+
+    <prefix>r:<id>          JSON  one record, indexed by RediSearch
+    <prefix>k:<dedup key>   STR   the id of the record holding that normalised content
+
+A record document holds the record's fields with timestamps as UTC microseconds, plus
+``agent_key``/``user_key`` (the lowercase hex of the id's UTF-8) as exact TAG values, so
+ids of any case, punctuation or whitespace match exactly. Listing by user, type and status
+is one ``FT.SEARCH``. Dedup and reviews are Lua scripts (atomic: one winner). Expiry never
+uses key TTLs: reads treat a pending record past its deadline as rejected, and
+``expire_due`` persists that with a conditional script per record.
+"""
+
+from __future__ import annotations
+
+from chatmem.core._errors import require
+
+require("redis", "redis")
+
+import json  # noqa: E402
+from datetime import datetime, timedelta, timezone  # noqa: E402
+from typing import Any  # noqa: E402
+
+import redis  # noqa: E402
+from chatmem.core import (  # noqa: E402  # noqa: E402
+    DEFAULT_SCHEMA_MODE,
+    ConcurrencyError,
+    InvalidArgumentError,
+    SchemaMode,
+    schema_mode,
+)
+from chatmem.core._validation import index_name as validate_index_name  # noqa: E402
+from chatmem.core._validation import redis_key_prefix  # noqa: E402  # noqa: E402
+from chatmem.core.longterm import (  # noqa: E402
+    DEFAULT_PENDING_TTL,
+    EXPIRED_REASON,
+    AddResult,
+    BaseMemoryRecordRepository,
+    Clock,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    dedup_key,
+    utc_now,
+)
+
+from ._errors import translate_errors  # noqa: E402
+from ._memory_scripts import ADD, DELETE, EXPIRE, REVIEW, SEARCH  # noqa: E402
+from ._query import format_number, tag_query  # noqa: E402
+
+DEFAULT_MEMORY_INDEX_NAME = "memory-record-idx"
+DEFAULT_MEMORY_KEY_PREFIX = "memory-record:"
+ADD_ATTEMPTS = 5
+TIE_LIMIT = 10_000
+"""Records sharing one creation microsecond read at once when a page ends on them."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _at(value: datetime) -> int:
+    """UTC microseconds since the epoch: what documents and the index hold."""
+    return (value - _EPOCH) // timedelta(microseconds=1)
+
+
+def _micros(value: datetime | None) -> int | None:
+    return None if value is None else _at(value)
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+def _hex(value: str) -> str:
+    return value.encode("utf-8").hex()
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _glob_escape(value: str) -> str:
+    """``value`` matched literally in a SCAN pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in value)
+
+
+def to_document(record: MemoryRecord, key: str) -> dict[str, Any]:
+    """A record as its JSON document."""
+    return {
+        "id": record.id,
+        "agent_id": record.agent_id,
+        "agent_key": _hex(record.agent_id),
+        "user_id": record.user_id,
+        "user_key": _hex(record.user_id),
+        "type": record.memory_type.value,
+        "content": record.content,
+        "dedup_key": key,
+        "confidence": record.confidence,
+        "status": record.status.value,
+        "created_at": _micros(record.created_at),
+        "expires_at": _micros(record.expires_at),
+        "reviewed_at": _micros(record.reviewed_at),
+        "reviewer": record.reviewer,
+        "reason": record.reason,
+        "conversation_id": record.conversation_id,
+        "message_position": record.message_position,
+    }
+
+
+def from_document(doc: dict[str, Any]) -> MemoryRecord:
+    """A record from its JSON document."""
+    created = _time(doc["created_at"])
+    assert created is not None
+    position = doc.get("message_position")
+    return MemoryRecord(
+        id=doc["id"],
+        agent_id=doc["agent_id"],
+        user_id=doc["user_id"],
+        memory_type=MemoryType(doc["type"]),
+        content=doc["content"],
+        confidence=float(doc["confidence"]),
+        status=MemoryStatus(doc["status"]),
+        created_at=created,
+        expires_at=_time(doc.get("expires_at")),
+        reviewed_at=_time(doc.get("reviewed_at")),
+        reviewer=doc.get("reviewer"),
+        reason=doc.get("reason"),
+        conversation_id=doc.get("conversation_id"),
+        message_position=None if position is None else int(position),
+    )
+
+
+def _from_json_path(raw: Any) -> MemoryRecord | None:
+    """A record from ``JSON.GET key $`` (a one-element array), or None."""
+    if raw is None:
+        return None
+    docs = json.loads(_text(raw))
+    return from_document(docs[0]) if docs else None
+
+
+def status_query(status: MemoryStatus | None, now: datetime) -> str | None:
+    """The clause selecting records whose *effective* status at ``now`` is ``status``."""
+    at = format_number(_at(now))
+    pending = tag_query("status", MemoryStatus.PENDING.value)
+    if status is MemoryStatus.PENDING:
+        return f"{pending} @expires_at:[({at} +inf]"
+    if status is MemoryStatus.REJECTED:
+        rejected = tag_query("status", MemoryStatus.REJECTED.value)
+        return f"({rejected} | ({pending} @expires_at:[-inf {at}]))"
+    if status is MemoryStatus.APPROVED:
+        return tag_query("status", MemoryStatus.APPROVED.value)
+    return None
+
+
+def index_create_args(index: str, prefix: str) -> list[str]:
+    """``FT.CREATE`` arguments: exact TAGs for ids, type and status; numbers for the rest."""
+    return [
+        index, "ON", "JSON", "PREFIX", "1", prefix + "r:", "SCHEMA",
+        "$.agent_key", "AS", "agent_key", "TAG", "CASESENSITIVE",
+        "$.user_key", "AS", "user_key", "TAG", "CASESENSITIVE",
+        "$.type", "AS", "type", "TAG", "CASESENSITIVE",
+        "$.status", "AS", "status", "TAG", "CASESENSITIVE",
+        "$.confidence", "AS", "confidence", "NUMERIC",
+        "$.created_at", "AS", "created_at", "NUMERIC", "SORTABLE",
+        "$.expires_at", "AS", "expires_at", "NUMERIC",
+        "$.reviewed_at", "AS", "reviewed_at", "NUMERIC",
+    ]  # fmt: skip
+
+
+class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
+    """Memory records in Redis (RedisJSON + RediSearch, e.g. Redis 8 or Redis Stack).
+
+    Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. With
+    ``initialize_schema="always"`` (the default) the search index is created if missing."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        index_name: str = DEFAULT_MEMORY_INDEX_NAME,
+        key_prefix: str = DEFAULT_MEMORY_KEY_PREFIX,
+        initialize_schema: SchemaMode | bool = DEFAULT_SCHEMA_MODE,
+        clock: Clock = utc_now,
+        pending_ttl: timedelta = DEFAULT_PENDING_TTL,
+    ) -> None:
+        super().__init__(clock=clock, pending_ttl=pending_ttl)
+        if not isinstance(client, redis.Redis):
+            raise InvalidArgumentError("client", f"must be a redis.Redis, got {type(client)}")
+        self.index_name = validate_index_name(index_name)
+        self.key_prefix = redis_key_prefix(key_prefix)
+        self.initialize_schema = schema_mode(initialize_schema)
+        self.client = client
+        self._commands: Any = client  # redis-py leaves execute_command untyped
+        self._owns_client = False
+        self._add_script = client.register_script(ADD)
+        self._review_script = client.register_script(REVIEW)
+        self._expire_script = client.register_script(EXPIRE)
+        self._delete_script = client.register_script(DELETE)
+        self._search_script = client.register_script(SEARCH)
+        if self.initialize_schema == "always":
+            self.create_index()
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisMemoryRecordRepository:
+        """A store on a client made from ``url`` (closed by ``close``)."""
+        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+            raise InvalidArgumentError("url", "must be a redis://, rediss:// or unix:// URL")
+        client = redis.Redis.from_url(url)
+        try:
+            repo = cls(client, **options)
+        except BaseException:
+            client.close()
+            raise
+        repo._owns_client = True
+        return repo
+
+    def close(self) -> None:
+        """Close the client if ``from_url`` made it."""
+        if self._owns_client:
+            self.client.close()
+
+    def create_index(self) -> None:
+        """Create the search index if missing; safe when processes race to do it."""
+        with translate_errors("creating the memory record index"):
+            try:
+                self._commands.execute_command(
+                    "FT.CREATE", *index_create_args(self.index_name, self.key_prefix)
+                )
+            except redis.ResponseError as exc:
+                if "already exists" not in str(exc).lower():
+                    raise
+
+    def drop_schema(self) -> None:
+        """Drop the index and delete every record and dedup key under ``key_prefix``."""
+        with translate_errors("dropping the memory records"):
+            try:
+                self._commands.execute_command("FT.DROPINDEX", self.index_name)
+            except redis.ResponseError as exc:
+                if "unknown index" not in str(exc).lower() and "no such" not in str(exc).lower():
+                    raise
+            keys = list(self.client.scan_iter(match=_glob_escape(self.key_prefix) + "*"))
+            for i in range(0, len(keys), 500):
+                self.client.delete(*keys[i : i + 500])
+
+    def _record_key(self, record_id: str) -> str:
+        return f"{self.key_prefix}r:{record_id}"
+
+    def _dedup_key(self, key: str) -> str:
+        return f"{self.key_prefix}k:{key}"
+
+    # -- hooks -------------------------------------------------------------------------
+    def _add(self, record: MemoryRecord, key: str) -> AddResult:
+        doc = json.dumps(to_document(record, key), ensure_ascii=False)
+        keys = [self._dedup_key(key), self._record_key(record.id)]
+        for _ in range(ADD_ATTEMPTS):
+            with translate_errors("storing a memory"):
+                existing = self._add_script(keys=keys, args=[record.id, doc])
+            if existing is None:
+                return AddResult(record, True)
+            stored = self._get(_text(existing))
+            if stored is not None:
+                return AddResult(stored, False)
+        raise ConcurrencyError("storing a memory kept conflicting with concurrent deletes")
+
+    def _search(self, query: str, limit: int) -> list[MemoryRecord]:
+        args = [
+            self.index_name, query, "RETURN", "1", "$", "SORTBY", "created_at", "ASC",
+            "LIMIT", "0", str(limit), "DIALECT", "2",
+        ]  # fmt: skip
+        with translate_errors("listing memories"):
+            reply = self._search_script(keys=[], args=args)
+        out = []
+        for i in range(1, len(reply) - 1, 2):
+            fields = reply[i + 1]
+            for j in range(0, len(fields) - 1, 2):
+                if _text(fields[j]) == "$":
+                    out.append(from_document(json.loads(_text(fields[j + 1]))))
+        return out
+
+    def _find(
+        self,
+        agent_id: str | None,
+        user_id: str | None,
+        status: MemoryStatus | None,
+        memory_type: MemoryType | None,
+        limit: int,
+        after: tuple[datetime, str] | None,
+        now: datetime,
+    ) -> list[MemoryRecord]:
+        clauses = []
+        if agent_id is not None:
+            clauses.append(tag_query("agent_key", _hex(agent_id)))
+        if user_id is not None:
+            clauses.append(tag_query("user_key", _hex(user_id)))
+        if memory_type is not None:
+            clauses.append(tag_query("type", memory_type.value))
+        wanted = status_query(status, now)
+        if wanted is not None:
+            clauses.append(wanted)
+        base = " ".join(clauses)
+        low = "-inf" if after is None else format_number(_at(after[0]))
+        rows = self._search(f"{base} @created_at:[{low} +inf]", limit)
+        if len(rows) == limit:
+            # The page may end inside a run of records created in one microsecond: SORTBY
+            # orders ties arbitrarily, so read the whole run and order it by id here.
+            edge = format_number(_at(rows[-1].created_at))
+            rows += self._search(f"{base} @created_at:[{edge} {edge}]", TIE_LIMIT)
+        unique = {r.id: r for r in rows}.values()
+        ordered = sorted(
+            (r for r in unique if after is None or (r.created_at, r.id) > after),
+            key=lambda r: (r.created_at, r.id),
+        )
+        return ordered[:limit]
+
+    def _get(self, record_id: str) -> MemoryRecord | None:
+        with translate_errors("reading a memory"):
+            raw = self._commands.execute_command("JSON.GET", self._record_key(record_id), "$")
+        return _from_json_path(raw)
+
+    def _review(
+        self,
+        record_id: str,
+        decision: MemoryStatus,
+        now: datetime,
+        reviewer: str | None,
+        reason: str | None,
+    ) -> MemoryRecord | None:
+        args: list[str | int] = [
+            json.dumps(decision.value),
+            _at(now),
+            json.dumps(reviewer),
+            json.dumps(reason),
+        ]
+        with translate_errors("reviewing a memory"):
+            raw = self._review_script(keys=[self._record_key(record_id)], args=args)
+        return _from_json_path(raw)
+
+    def _delete(self, record_id: str) -> bool:
+        record = self._get(record_id)
+        if record is None:
+            return False
+        key = self._dedup_key(dedup_key(record.agent_id, record.user_id, record.content))
+        with translate_errors("deleting a memory"):
+            done = self._delete_script(keys=[self._record_key(record_id), key], args=[record_id])
+        return bool(done)
+
+    def _expire_due(self, now: datetime) -> int:
+        at = format_number(_at(now))
+        query = f"{tag_query('status', MemoryStatus.PENDING.value)} @expires_at:[-inf {at}]"
+        reason = json.dumps(EXPIRED_REASON)
+        count = 0
+        while True:
+            args = [self.index_name, query, "NOCONTENT", "LIMIT", "0", "500", "DIALECT", "2"]
+            with translate_errors("expiring memories"):
+                reply = self._search_script(keys=[], args=args)
+                keys = [_text(k) for k in reply[1:]]
+                for k in keys:
+                    count += int(self._expire_script(keys=[k], args=[_at(now), reason]))
+            if len(keys) < 500:
+                return count

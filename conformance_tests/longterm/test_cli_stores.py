@@ -1,0 +1,63 @@
+"""``chatmem memories ...`` with ``--url`` naming each non-SQL store, run as a user runs it:
+the command opens the store at its default names, the records a program stored are listed,
+reviewed and removed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from chatmem.core._cli import main
+from chatmem.core.longterm import MemoryCandidate, MemoryType
+from conformance_tests.harness import Harness, ServerInfo, unique_suffix
+
+from .conftest import open_store, store_url
+
+pytestmark = pytest.mark.backend("redis", "mongo", "cassandra", "neo4j")
+
+
+def test_memories_ls_approve_and_rm_on_the_store_at_url(
+    harness: Harness, server: ServerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = store_url(server)
+    repo = open_store(server, harness.name)  # the default names, as the CLI opens them
+    user = f"ana-{unique_suffix()}"  # default names are shared: this test's own user
+    ids = [
+        repo.add(
+            "agent",
+            user,
+            MemoryCandidate(memory_type=MemoryType(kind), content=text, confidence=0.9),
+        ).record.id
+        for kind, text in [
+            ("preference", "The user prefers tables."),
+            ("fact", "The user is a CTO."),
+        ]
+    ]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "chatmem.core._cli", "memories", "ls", "--url", url,
+             "--user", user, "--json"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows = [json.loads(line) for line in done.stdout.splitlines()]
+        assert sorted(r["id"] for r in rows) == sorted(ids)
+        assert {r["status"] for r in rows} == {"pending"}
+        assert main(["memories", "approve", ids[0], "--url", url, "--reviewer", "rita"]) == 0
+        assert "approved" in capsys.readouterr().out
+        assert main(["memories", "approve", ids[0], "--url", url]) == 2
+        assert "is approved, not pending" in capsys.readouterr().err
+        assert main(["memories", "ls", "--url", url, "--user", user, "--status", "approved"]) == 0
+        out = capsys.readouterr().out
+        assert ids[0] in out and ids[1] not in out
+        assert main(["memories", "rm", ids[1], "--url", url]) == 0
+        assert main(["memories", "rm", ids[1], "--url", url]) == 1
+        assert main(["memories", "ls", "--url", url, "--table-name", "t"]) == 2
+        assert "--table-name" in capsys.readouterr().err
+    finally:
+        for rid in ids:
+            repo.delete(rid)
+        repo.close()  # type: ignore[attr-defined]
