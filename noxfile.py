@@ -80,6 +80,19 @@ def conformance(session: nox.Session, backend: str) -> None:
     )
 
 
+RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle")]  # no server here
+
+
+@nox.session(python=MAIN_PYTHON)
+@nox.parametrize("backend", [nox.param(b, id=b) for b in RELIABILITY_BACKENDS])
+def reliability(session: nox.Session, backend: str) -> None:
+    """Faults through Toxiproxy, restart under load, scale, bad-input corpus; writes the
+    results table to .work/reliability/<profile>/ (``-- --profile full`` for the stated
+    numbers; the default ``short`` profile is what CI runs)."""
+    _install(session, BACKENDS.get(backend, (backend, ()))[0])
+    session.run("pytest", "reliability", "--backend", backend, "-q", "-rs", *session.posargs)
+
+
 FRAMEWORKS = "langchain,llamaindex,langgraph"
 # LangGraph's checkpointer conformance suite (a test dependency, not an extra)
 FRAMEWORK_TESTS = ["langgraph-checkpoint-conformance==0.0.2"]

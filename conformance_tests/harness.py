@@ -93,6 +93,12 @@ class Harness(ABC):
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:  # noqa: B027
         """Remove what ``make_repository`` created (tables, keys, collections)."""
 
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """Stop the server, wait ``downtime`` seconds, start it again on the same port with
+        the same data (the reliability suite's restart-under-load test). Local routes that
+        can do it override this; the others raise Unavailable saying why."""
+        raise Unavailable(f"{self.name}: the {server.route} route cannot restart its server")
+
     def cold_default_url(self, server: ServerInfo) -> str:
         """A URL, shaped as the README shows, whose *default* namespace (the default table,
         keyspace, labels, index or collection) does not exist yet: no schema at all. The

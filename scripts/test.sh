@@ -31,6 +31,12 @@ rm -rf "$CHATMEM_SUMMARY_DIR"
 
 nox "$@"
 status=$?
+# The reliability suite, short profile, on the servers that start in seconds (the full
+# profile on every backend: nox -s reliability -- --profile full).
+if [ $# -eq 0 ]; then
+  nox -s "reliability(sqlite)" "reliability(postgres)" "reliability(mariadb)" \
+    "reliability(redis)" "reliability(mongo)" -- --profile short || status=1
+fi
 nox -s summary >/dev/null 2>&1 || true
 [ -f conformance-summary.md ] && cat conformance-summary.md
 exit $status

@@ -574,3 +574,28 @@ def test_without_the_driver_the_import_names_the_extra() -> None:
     assert (
         "MissingDependencyError" in out.stdout and 'pip install "chatmem[cassandra]"' in out.stdout
     )
+
+
+@pytest.mark.parametrize("option", ["request_timeout", "connect_timeout"])
+@pytest.mark.parametrize("value", [0, -1.0, "5", True, None])
+def test_bad_driver_timeouts_are_rejected_before_connecting(option: str, value: Any) -> None:
+    with pytest.raises(InvalidArgumentError, match=option):
+        CassandraChatMemoryRepository.from_url("cassandra://127.0.0.1:1/ks", **{option: value})
+
+
+def test_from_url_applies_the_driver_timeouts(repository: Any, server: ServerInfo) -> None:
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT
+
+    c = repository.config
+    with CassandraChatMemoryRepository.from_url(
+        str(server.url),
+        table_name=c.table_name,
+        initialize_schema=False,
+        request_timeout=3.5,
+        connect_timeout=2.5,
+    ) as repo:
+        cluster = repo._owned_cluster
+        assert cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].request_timeout == 3.5
+        assert cluster.connect_timeout == 2.5
+        repo.save_all("timeouts", [UserMessage("ok")])
+    assert repository.find_by_conversation_id("timeouts") == [UserMessage("ok")]

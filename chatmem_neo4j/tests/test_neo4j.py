@@ -680,3 +680,18 @@ def test_injection_attempts_are_plain_values(repository: Any) -> None:
     repository.save_all(evil, [UserMessage(evil, metadata={evil: evil})])
     assert repository.find_by_conversation_id(evil)[0].metadata == {evil: evil}
     assert repository.find_conversation_ids() == [evil]
+
+
+def test_driver_options_reach_the_driver(server: ServerInfo) -> None:
+    assert server.url is not None
+    repo = Neo4jChatMemoryRepository.from_url(
+        server.url, driver_options={"connection_timeout": 4.5, "max_transaction_retry_time": 3.0}
+    )
+    try:
+        assert repo._driver._pool.pool_config.connection_timeout == 4.5
+        assert repo.find_by_conversation_id("none") == []
+    finally:
+        repo.close()
+    with pytest.raises(InvalidArgumentError) as info:
+        Neo4jChatMemoryRepository.from_url(server.url, driver_options=["x"])  # type: ignore[arg-type]
+    assert info.value.argument == "driver_options"

@@ -55,6 +55,7 @@ def test_text_terms_split_like_the_indexer() -> None:
 def test_text_query_has_no_syntax_from_the_caller() -> None:
     assert text_query("content", "x) | (@a:{b") == "@content:(x a b)"
     assert text_query("content", "-*%~") is None
+    assert text_query("content", "%_%") == "@content:(\\_)"  # a lone "_" is a syntax error
 
 
 @pytest.mark.parametrize("value", [True, float("nan"), float("inf"), "1", None, [1]])

@@ -292,8 +292,10 @@ class CassandraHarness(Harness):
                 start_new_session=True,
             )
 
+        procs = [proc]  # restart() appends the new process; stop() ends the current one
+
         def stop() -> None:
-            stop_process(proc, grace=30.0)
+            stop_process(procs[-1], grace=30.0)
             shutil.rmtree(root, ignore_errors=True)
 
         try:
@@ -321,7 +323,48 @@ class CassandraHarness(Harness):
             keyspace=TEST_KEYSPACE,
             root=str(root),
             pid=proc.pid,
+            cmd=cmd,
+            procs=procs,
+            port=native_port,
+            log=str(out),
         )
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """SIGTERM (Cassandra drains on shutdown), then the same command: same data
+        directories, same ports; returns once the harness's session and control connection
+        (which DDL waits on) work again."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        procs = server.extra["procs"]
+        stop_process(procs[-1], grace=60.0)
+        time.sleep(downtime)
+        log = Path(server.extra["log"])
+        with log.open("ab") as sink:
+            proc = subprocess.Popen(
+                server.extra["cmd"],
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=server.extra["root"],
+                start_new_session=True,
+            )
+        procs.append(proc)
+        wait_for_port(server.extra["port"], START_TIMEOUT, proc, log)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # the harness's session and control connection reconnect with backoff
+            try:
+                ask_version(server.extra["session"])
+                cluster = server.extra["cluster"]
+                cluster.refresh_schema_metadata(max_schema_agreement_wait=10)
+                # what DDL waits on: the control connection must be a live one again
+                if cluster.control_connection.wait_for_schema_agreement(wait_time=10):
+                    return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+            if time.monotonic() > deadline:
+                raise Unavailable(f"Cassandra schema did not agree after the restart: {tail(log)}")
+            time.sleep(1.0)
 
     def _connect_when_ready(
         self, port: int, proc: subprocess.Popen[bytes], log: Path

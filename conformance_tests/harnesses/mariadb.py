@@ -112,18 +112,40 @@ class MariadbHarness(SqlHarness):
             start_new_session=True,
         )
 
+        procs = [proc]  # restart() appends the new process; stop() ends the current one
+
         def stop() -> None:
-            stop_process(proc, grace=30.0)
+            stop_process(procs[-1], grace=30.0)
             shutil.rmtree(root, ignore_errors=True)
 
         try:
             wait_for_port(port, START_TIMEOUT, proc, log)
             _create_user(pymysql, sock, proc, log)
             url = f"mariadb+pymysql://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}"
-            return self.server_info(url, "local", stop, root=str(root), pid=proc.pid)
+            return self.server_info(
+                url, "local", stop, root=str(root), pid=proc.pid, cmd=cmd, procs=procs,
+                port=port, log=str(log),
+            )  # fmt: skip
         except BaseException:
             stop()
             raise
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """SIGTERM (a clean InnoDB shutdown), then the same command: same data, same port."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        procs = server.extra["procs"]
+        stop_process(procs[-1], grace=60.0)
+        time.sleep(downtime)
+        proc = subprocess.Popen(
+            server.extra["cmd"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        procs.append(proc)
+        wait_for_port(server.extra["port"], START_TIMEOUT, proc, Path(server.extra["log"]))
 
     def start_testcontainers(self) -> ServerInfo:
         try:

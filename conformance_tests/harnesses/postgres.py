@@ -20,6 +20,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +116,25 @@ class PostgresHarness(SqlHarness):
                 "start",
             )
             url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-            return self.server_info(url, "local", stop, root=str(root))
+            return self.server_info(
+                url, "local", stop, root=str(root), ctl=run, data=str(data), log=str(log),
+                options=options,
+            )  # fmt: skip
         except BaseException:
             stop()
             raise
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """``pg_ctl stop -m fast`` then ``start`` on the same data directory and port."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        run, data = server.extra["ctl"], server.extra["data"]
+        run("pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+        time.sleep(downtime)
+        run(
+            "pg_ctl", "-D", data, "-l", server.extra["log"], "-o", server.extra["options"],
+            "-w", "-t", str(START_TIMEOUT), "start",
+        )  # fmt: skip
 
     def start_testcontainers(self) -> ServerInfo:
         try:

@@ -19,6 +19,7 @@ import contextlib
 import glob
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,14 +104,47 @@ class RedisHarness(Harness):
         except BaseException:
             stop_process(proc, grace=5)
             raise
+        procs = [proc]  # restart() appends the new process; stop ends the current one
         return ServerInfo(
             PRODUCT,
             version,
             url,
             route="local",
-            stop=lambda: stop_process(proc, grace=10),
-            extra={"pid": proc.pid},
+            stop=lambda: stop_process(procs[-1], grace=10),
+            extra={"pid": proc.pid, "cmd": cmd, "procs": procs, "port": port, "log": str(log)},
         )
+
+    def restart(self, server: ServerInfo, downtime: float = 2.0) -> None:
+        """``SHUTDOWN SAVE`` (the data goes to dump.rdb in the work dir, as Redis does with
+        persistence on), then the same command on the same port loads it back."""
+        if server.route != "local":
+            super().restart(server, downtime)
+        import redis
+
+        procs = server.extra["procs"]
+        client = redis.Redis(port=server.extra["port"], socket_timeout=30)
+        with contextlib.suppress(redis.ConnectionError):
+            client.shutdown(save=True)
+        client.close()
+        procs[-1].wait(30)
+        time.sleep(downtime)
+        proc = subprocess.Popen(
+            server.extra["cmd"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+        procs.append(proc)
+        wait_for_port(server.extra["port"], START_TIMEOUT, proc, Path(server.extra["log"]))
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # the port opens before the dump is loaded ("LOADING" replies)
+            try:
+                redis.Redis(port=server.extra["port"], socket_timeout=5).ping()
+                return
+            except redis.BusyLoadingError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def start_testcontainers(self) -> ServerInfo:
         try:

@@ -16,6 +16,7 @@ not yet created do not log warnings); tested on 5.26 LTS.
 from __future__ import annotations
 
 import functools
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -41,8 +42,10 @@ from ._config import Neo4jConfig, parse_url
 from ._errors import rejected_before_commit, translate_errors
 from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
-ATTEMPTS = 30
-"""How often a statement the server rejected before commit (deadlock...) is re-run."""
+ATTEMPTS = 100
+"""How often a statement the server rejected before commit (deadlock...) is re-run: 16
+writers appending to one conversation deadlock often (each upgrades its lock on the session
+node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1 s."""
 
 _SCHEMA_LOCK = threading.Lock()
 SCHEMA_ONLINE_SECONDS = 300.0
@@ -90,15 +93,21 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             self.create_schema()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> Neo4jChatMemoryRepository:
+    def from_url(
+        cls, url: str, *, driver_options: dict[str, Any] | None = None, **options: Any
+    ) -> Neo4jChatMemoryRepository:
         """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
-        URL (percent-encoded) become basic auth. ``close()`` closes this driver."""
+        URL (percent-encoded) become basic auth. ``driver_options`` go to
+        ``neo4j.GraphDatabase.driver`` (e.g. ``connection_timeout``,
+        ``max_transaction_retry_time``). ``close()`` closes this driver."""
         target = parse_url(url)
         auth = None
         if target.user is not None:
             auth = neo4j.basic_auth(target.user, target.password or "")
         Neo4jConfig.from_options(options)  # reject bad options before connecting
-        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
+        if driver_options is not None and not isinstance(driver_options, dict):
+            raise InvalidArgumentError("driver_options", "must be a dict of driver settings")
+        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth, **(driver_options or {}))
         try:
             repo = cls(driver, **options)
         except BaseException:
@@ -256,7 +265,9 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
                 if not rejected_before_commit(exc):
                     raise
                 last = exc
-                time.sleep(min(0.002 * 2**attempt, 0.2))
+                # jittered: deadlocked writers retrying in lockstep deadlock again (16
+                # writers on one conversation ran out of tries with a fixed 0.2 s cap)
+                time.sleep(random.uniform(0, min(0.002 * 2**attempt, 1.0)))
         raise ConcurrencyError(f"Neo4j kept rejecting the statement ({ATTEMPTS} tries)") from last
 
     def _run(

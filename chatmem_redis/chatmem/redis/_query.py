@@ -40,7 +40,10 @@ def text_terms(text: str) -> list[str]:
 def text_query(attribute: str, text: str) -> str | None:
     """``@attribute:(w1 w2 ...)`` (every word must occur); None when ``text`` has no word."""
     words = text_terms(text)
-    return f"@{attribute}:({' '.join(words)})" if words else None
+    # "_" is part of a word for the indexer, but the query parser rejects a word that is
+    # only "_" (a syntax error); escaped, it matches the same token.
+    escaped = [w.replace("_", "\\_") for w in words]
+    return f"@{attribute}:({' '.join(escaped)})" if words else None
 
 
 def format_number(value: object, argument: str = "value") -> str:

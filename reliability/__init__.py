@@ -1,0 +1,1 @@
+"""The reliability suite: real faults (Toxiproxy), server restarts, scale, bad input."""
