@@ -1,5 +1,7 @@
 """chatmem.core: the message model, the repository contract, window memory and turns."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from ._advisor import CONVERSATION_ID, ChatMemory, MessageChatMemoryAdvisor
 from ._codec import (
     FORMAT_VERSION,
@@ -61,6 +63,18 @@ from ._turns import (
 )
 from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
 
+
+def _version() -> str:
+    """The installed distribution's version (``chatmem`` has no top-level package to hold
+    it: ``chatmem`` is a PEP 420 namespace), or ``0+unknown`` when run from a bare tree."""
+    try:
+        return version("chatmem")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
+
 __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
@@ -98,6 +112,7 @@ __all__ = [
     "ToolResponseMessage",
     "UserMessage",
     "WindowEdit",
+    "__version__",
     "add_to_window",
     "apply_preprocessors",
     "apply_window_edit",

@@ -36,23 +36,46 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     store.add_argument(
         "--create-schema", action="store_true", help="create the record table if missing"
     )
-    memories = sub.add_parser("memories", parents=[common, store], help="review long-term memories")
-    actions = memories.add_subparsers(dest="memories_command", required=True)
-    ls = actions.add_parser("ls", parents=[common, store], help="list memories")
-    ls.add_argument("--user", dest="user_id")
-    ls.add_argument("--agent", dest="agent_id")
-    ls.add_argument("--status", choices=["pending", "approved", "rejected"])
-    ls.add_argument("--type", dest="memory_type", choices=["preference", "fact", "context"])
-    ls.add_argument("--limit", type=int, default=50)
-    ls.add_argument("--cursor")
+    memories = sub.add_parser(
+        "memories",
+        parents=[common, store],
+        help="review long-term memories",
+        description="List, approve, reject, expire or delete long-term memory records.",
+    )
+    actions = memories.add_subparsers(
+        dest="memories_command", required=True, metavar="ACTION", help="what to do"
+    )
+    ls = actions.add_parser(
+        "ls", parents=[common, store], help="list memories", description="List memory records."
+    )
+    ls.add_argument("--user", dest="user_id", help="only this user's memories")
+    ls.add_argument("--agent", dest="agent_id", help="only this agent's memories")
+    ls.add_argument(
+        "--status", choices=["pending", "approved", "rejected"], help="only this review status"
+    )
+    ls.add_argument(
+        "--type",
+        dest="memory_type",
+        choices=["preference", "fact", "context"],
+        help="only this memory type",
+    )
+    ls.add_argument("--limit", type=int, default=50, help="records per page (default 50)")
+    ls.add_argument("--cursor", help="the cursor a previous page printed, for the next page")
     ls.add_argument("--json", action="store_true", help="print JSON Lines")
     for name in ("approve", "reject"):
-        review = actions.add_parser(name, parents=[common, store], help=f"{name} a memory")
-        review.add_argument("id")
-        review.add_argument("--reviewer")
-        review.add_argument("--reason")
-    rm = actions.add_parser("rm", parents=[common, store], help="delete a memory")
-    rm.add_argument("id")
+        review = actions.add_parser(
+            name,
+            parents=[common, store],
+            help=f"{name} a memory",
+            description=f"{name.capitalize()} a pending memory record.",
+        )
+        review.add_argument("id", help="memory record id")
+        review.add_argument("--reviewer", help="who reviewed it")
+        review.add_argument("--reason", help="why (kept with the record)")
+    rm = actions.add_parser(
+        "rm", parents=[common, store], help="delete a memory", description="Delete a memory."
+    )
+    rm.add_argument("id", help="memory record id")
     actions.add_parser(
         "expire", parents=[common, store], help="reject pending memories past their review window"
     )
@@ -60,10 +83,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "schema", parents=[common, store], help="print the record table DDL for --url"
     )
     serve = sub.add_parser(
-        "serve", parents=[common, store], help="run the review page and REST API"
+        "serve",
+        parents=[common, store],
+        help="run the review page and REST API",
+        description="Serve the memory review page and REST API (needs the api extra).",
     )
-    serve.add_argument("--host", default=DEFAULT_HOST)
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address (default {DEFAULT_HOST})")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
+    )
     serve.add_argument("--api-key", default=None, help=f"API key (default ${API_KEY_ENV})")
     serve.add_argument(
         "--no-auth", action="store_true", help="no API key (loopback addresses only)"
