@@ -8,6 +8,7 @@ Interpreters are never downloaded; a missing one skips its sessions.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -19,6 +20,7 @@ nox.options.sessions = [
     "typecheck",
     "unit",
     "conformance",
+    "conformance_tc",
     "integrations",
     "longterm",
     "longterm_browser",
@@ -41,6 +43,7 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mongo": ("mongo", ("chatmem_mongo/tests",)),
     "cassandra": ("cassandra", ("chatmem_cassandra/tests",)),
     "neo4j": ("neo4j", ("chatmem_neo4j/tests",)),
+    "ferretdb": ("mongo", ("chatmem_mongo/tests",)),
 }
 HARNESSES = sorted(
     p.stem
@@ -80,7 +83,49 @@ def conformance(session: nox.Session, backend: str) -> None:
     )
 
 
-RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle")]  # no server here
+# The testcontainers route, forced (CHATMEM_ROUTE=testcontainers) for every server backend.
+# CHATMEM_TC_IMAGES=official (the default) runs testcontainers' modules on the pinned official
+# images; CHATMEM_TC_IMAGES=local on the images scripts/docker/build-images.sh built here
+# (no registry needed; scripts/test.sh sets it). SQL Server and Oracle have no local image.
+LOCAL_IMAGES = {
+    "postgres": "chatmem/postgres:15",
+    "mariadb": "chatmem/mariadb:10.11",
+    "redis": "chatmem/redis-stack:8.2",
+    "mongo": "chatmem/mongo-nx:0.8.1",
+    "cassandra": "chatmem/cassandra:5.0.8",
+    "neo4j": "chatmem/neo4j:5.26.28",
+}
+TC_BACKENDS = [*LOCAL_IMAGES, "mssql", "oracle"]
+
+
+@nox.session(python=MAIN_PYTHON)
+@nox.parametrize("backend", TC_BACKENDS)
+def conformance_tc(session: nox.Session, backend: str) -> None:
+    """The shared suite through testcontainers (the route Docker users take), one container
+    per session; ``-- chatmem_<backend>/tests`` adds the backend's own tests."""
+    extra = BACKENDS[backend][0]
+    _install(session, extra)
+    env = {"CHATMEM_ROUTE": "testcontainers"}
+    if os.environ.get("CHATMEM_TC_IMAGES", "official") == "local":
+        # no registry here: no Ryuk reaper image (our harnesses stop their containers), and
+        # clients reach the mapped ports on loopback (also when testcontainers believes it
+        # runs inside a container, where it would pick the bridge gateway instead)
+        env |= {
+            "TESTCONTAINERS_RYUK_DISABLED": "true",
+            "TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",
+            "TESTCONTAINERS_CONNECTION_MODE": "docker_host",
+        }
+        if backend in LOCAL_IMAGES:
+            key = f"CHATMEM_TC_IMAGE_{backend.upper()}"
+            env[key] = os.environ.get(key, LOCAL_IMAGES[backend])
+    env.setdefault("TC_MAX_TRIES", os.environ.get("TC_MAX_TRIES", "300"))
+    session.run(
+        "pytest", "conformance_tests", "--backend", backend, "-q", "-rs", *session.posargs, env=env
+    )
+
+
+# no server here for mssql/oracle; ferretdb is a cross-check of the mongo stand-in, not a backend
+RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle", "ferretdb")]
 
 
 @nox.session(python=MAIN_PYTHON)

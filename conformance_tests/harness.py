@@ -5,17 +5,21 @@ sets ``HARNESS = <class>``. Provisioning tries, in order:
 
 1. ``env_var`` (for example ``CHATMEM_TEST_POSTGRES_URL``): an explicit server URL;
 2. ``start_local(workdir)``: a real server started by our own tooling on a free loopback port;
-3. ``start_testcontainers()``: only when a Docker daemon answers a ping;
+3. ``start_testcontainers()``: only when a Docker daemon answers (``docker_available``), on
+   the pinned official image or the one ``CHATMEM_TC_IMAGE_<NAME>`` names;
 4. otherwise the backend is skipped with the collected reasons, unless it is required
    (``CHATMEM_REQUIRE_BACKENDS=name,name`` or ``all``), in which case the run fails.
 
-Each route returns a ``ServerInfo`` naming the product and version it reached (a stand-in
-names itself in ``stand_in``). ``make_repository`` gives every test an isolated repository
-(its own table, prefix, collection, labels or cleared data) and ``cleanup`` removes it.
+``CHATMEM_ROUTE=testcontainers`` (or ``local``, ``env``) forces one route. Each route
+returns a ``ServerInfo`` naming the product and version it reached (a stand-in names itself
+in ``stand_in``; a container names its image in ``extra["image"]``). ``make_repository``
+gives every test an isolated repository (its own table, prefix, collection, labels or
+cleared data) and ``cleanup`` removes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -57,6 +61,12 @@ class Harness(ABC):
     name: ClassVar[str]
     env_var: ClassVar[str | None] = None
     testcontainers_image: ClassVar[str | None] = None
+    also_runs: ClassVar[tuple[str, ...]] = ()
+    """Backends whose own tests (``@pytest.mark.backend(name)``) also run on this harness's
+    server (a second implementation of the same protocol)."""
+    known_gaps: ClassVar[dict[str, tuple[str, bool]]] = {}
+    """For a stand-in: test node id pattern (regex) -> (the product gap it hits, strict?);
+    those tests run as expected failures, so the summary counts them apart."""
     default_path_rounds: ClassVar[tuple[int, int]] = (20, 3)
     """Fresh cold namespaces the default-path test races on: (thread rounds, process
     rounds). 20 rounds let a 1-in-12 first-use failure pass by luck with p < 0.2."""
@@ -153,15 +163,106 @@ def stop_process(proc: subprocess.Popen[Any], grace: float = 20.0) -> None:
         proc.wait(10)
 
 
-def docker_available() -> bool:
-    """True when a Docker daemon answers a ping (testcontainers can start containers)."""
-    try:
-        import docker  # type: ignore[import-not-found]
+@dataclass(frozen=True)
+class DockerStatus:
+    """Whether testcontainers can start containers here, and why not: the Docker SDK for
+    Python is missing, no daemon answers, or the daemon is up (its version)."""
 
-        docker.from_env(timeout=3).ping()
-        return True
-    except Exception:
-        return False
+    up: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.up
+
+
+def docker_available() -> DockerStatus:
+    """Tell "SDK missing" from "no daemon" from "daemon up" (truthy only in the last case)."""
+    try:
+        import docker  # type: ignore[import-not-found,unused-ignore]
+    except ImportError as exc:
+        return DockerStatus(False, f'Docker SDK missing: pip install "chatmem[test]" ({exc})')
+    where = os.environ.get("DOCKER_HOST", "the default socket")
+    try:
+        client = docker.from_env(timeout=5)
+        try:
+            version = client.version().get("Version", "?")
+        finally:
+            client.close()
+    except Exception as exc:
+        return DockerStatus(False, f"no Docker daemon answers at {where}: {exc}")
+    return DockerStatus(True, f"Docker daemon {version} at {where}")
+
+
+ROUTES = ("auto", "env", "local", "testcontainers")
+
+
+def forced_route() -> str:
+    """``CHATMEM_ROUTE``: ``auto`` (env URL, then local server, then testcontainers) or one
+    route only (``testcontainers`` runs the suite on containers even where a local server
+    would start)."""
+    route = os.environ.get("CHATMEM_ROUTE", "auto").strip().lower() or "auto"
+    if route not in ROUTES:
+        raise Unavailable(f"CHATMEM_ROUTE must be one of {', '.join(ROUTES)}, not {route!r}")
+    return route
+
+
+def testcontainers_image(harness: Harness) -> str:
+    """The image for ``harness``'s testcontainers route: ``CHATMEM_TC_IMAGE_<NAME>`` (for
+    example ``CHATMEM_TC_IMAGE_POSTGRES=chatmem/postgres:15``) or the pinned official one."""
+    override = os.environ.get(f"CHATMEM_TC_IMAGE_{harness.name.upper()}", "").strip()
+    if override:
+        return override
+    if not harness.testcontainers_image:
+        raise Unavailable("no testcontainers route")
+    return harness.testcontainers_image
+
+
+def start_container(container: Any) -> dict[str, str]:
+    """Start a testcontainers container; on failure stop it and raise ``Unavailable`` with
+    the end of its log. Returns the image's labels (a local stand-in image says what it is in
+    ``chatmem.stand-in``, and ``chatmem.auth=none`` when it takes no credentials)."""
+    ensure_image(str(container.image))
+    try:
+        container.start()
+    except Exception as exc:
+        logs = ""
+        with contextlib.suppress(Exception):
+            out, err = container.get_logs()
+            logs = "\n".join((out + err).decode(errors="replace").splitlines()[-30:])
+        with contextlib.suppress(Exception):
+            container.stop()
+        raise Unavailable(f"container {container.image} did not start: {exc}\n{logs}") from exc
+    labels: dict[str, str] = {}
+    with contextlib.suppress(Exception):
+        labels = dict(container.get_wrapped_container().image.labels or {})
+    return labels
+
+
+def ensure_image(image: str) -> None:
+    """The image is on this machine, or pulled now; ``Unavailable`` naming it otherwise (a
+    machine without a registry has only the images it built)."""
+    import docker
+
+    client = docker.from_env(timeout=30)
+    try:
+        try:
+            client.images.get(image)
+            return
+        except docker.errors.ImageNotFound:
+            pass
+        try:
+            client.images.pull(image)
+        except Exception as exc:
+            raise Unavailable(
+                f"image {image} is not on this machine and cannot be pulled here ({exc})"
+            ) from exc
+    finally:
+        client.close()
+
+
+def container_extra(container: Any, labels: dict[str, str]) -> dict[str, Any]:
+    """What the summary reports about a container: its image (and the stand-in it holds)."""
+    return {"image": str(container.image), "stand_in": labels.get("chatmem.stand-in")}
 
 
 def unique_suffix() -> str:

@@ -18,6 +18,9 @@ python3 -m venv .work/tools >/dev/null
 .work/tools/bin/pip install -q --disable-pip-version-check "nox>=2024.3" "uv>=0.4" || exit 1
 export PATH="$PWD/.work/tools/bin:$PATH"
 
+# The testcontainers sessions run on the images scripts/install/docker.sh builds here
+# (CHATMEM_TC_IMAGES=official: on the official images, pulled by Docker).
+export CHATMEM_TC_IMAGES="${CHATMEM_TC_IMAGES:-local}"
 for installer in scripts/install/*.sh; do
   [ -e "$installer" ] || continue
   echo "== installing servers: $installer"
@@ -25,7 +28,7 @@ for installer in scripts/install/*.sh; do
 done
 
 # Backends that must run here: a missing server fails the run instead of skipping.
-export CHATMEM_REQUIRE_BACKENDS="${CHATMEM_REQUIRE_BACKENDS:-memory,sqlite,postgres,mariadb,redis,mongo,cassandra,neo4j,pgvector}"
+export CHATMEM_REQUIRE_BACKENDS="${CHATMEM_REQUIRE_BACKENDS:-memory,sqlite,postgres,mariadb,redis,mongo,cassandra,neo4j,pgvector,ferretdb}"
 export CHATMEM_SUMMARY_DIR="$PWD/.work/summary"
 rm -rf "$CHATMEM_SUMMARY_DIR"
 

@@ -10,7 +10,8 @@ Routes (see ``conformance_tests/harness.py``):
   ``org.apache.cassandra.service.CassandraDaemon`` on Java 17 (Cassandra's SecurityManager
   is refused by Java 21+) with the ``--add-exports``/``--add-opens`` set of Cassandra's own
   ``conf/jvm17-server.options`` and a 1 GiB heap;
-- testcontainers: the pinned ``cassandra:5.0`` image, on machines with Docker.
+- testcontainers: ``CassandraContainer`` on the pinned ``cassandra:5.0`` image (or
+  ``CHATMEM_TC_IMAGE_CASSANDRA``), on machines with Docker.
 
 Every test gets its own table in one shared keyspace; ``cleanup`` drops it.
 """
@@ -32,9 +33,12 @@ from conformance_tests.harness import (
     ServerInfo,
     Unavailable,
     cache_dir,
+    container_extra,
     free_port,
+    start_container,
     stop_process,
     tail,
+    testcontainers_image,
     unique_suffix,
     wait_for_port,
 )
@@ -388,20 +392,38 @@ class CassandraHarness(Harness):
         try:
             from testcontainers.cassandra import CassandraContainer
         except ImportError as exc:
-            raise Unavailable("testcontainers[cassandra] is not installed") from exc
-        container = CassandraContainer(self.testcontainers_image)
-        container.start()
-        host = container.get_container_host_ip()
-        port = int(container.get_exposed_port(9042))
-        cluster = connect(host, port, LOCAL_DC, timeout=30.0)
-        session = cluster.connect()
-        url = f"cassandra://{host}:{port}/{TEST_KEYSPACE}?local_dc={LOCAL_DC}"
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = CassandraContainer(testcontainers_image(self))
+        labels = start_container(container)
+        cluster = None
+        try:
+            host = container.get_container_host_ip()
+            port = int(container.get_exposed_port(9042))
+            local_dc = container.get_local_datacenter()
+            cluster = connect(host, port, local_dc, timeout=30.0)
+            session = cluster.connect()
+            url = f"cassandra://{host}:{port}/{TEST_KEYSPACE}?local_dc={local_dc}"
 
-        def stop() -> None:
-            cluster.shutdown()
+            def stop() -> None:
+                cluster.shutdown()
+                container.stop()
+
+            return self._info(
+                session,
+                cluster,
+                url,
+                "testcontainers",
+                stop,
+                keyspace=TEST_KEYSPACE,
+                **container_extra(container, labels),
+            )
+        except BaseException:
+            if cluster is not None:
+                cluster.shutdown()
             container.stop()
-
-        return self._info(session, cluster, url, "testcontainers", stop, keyspace=TEST_KEYSPACE)
+            raise
 
     def _info(
         self, session: Any, cluster: Any, url: str, route: str, stop: Any, **extra: Any

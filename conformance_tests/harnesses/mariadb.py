@@ -8,7 +8,8 @@ Routes (see ``conformance_tests/harness.py``):
   that dir and TCP on a free 127.0.0.1 port. Server defaults are kept on purpose (latin1
   server charset, case-insensitive PAD SPACE collations), so the tests prove chatmem's DDL
   does not depend on them. root creates a TCP user for PyMySQL over the socket;
-- testcontainers: the pinned ``mariadb:10.11.9`` image, on machines with Docker.
+- testcontainers: ``MySqlContainer`` on the pinned ``mariadb:10.11.9`` image (or
+  ``CHATMEM_TC_IMAGE_MARIADB``), on machines with Docker.
 
 Every test gets its own pair of tables (``cm_<suffix>``); ``cleanup`` drops them.
 """
@@ -27,9 +28,12 @@ from typing import Any
 from conformance_tests.harness import (
     ServerInfo,
     Unavailable,
+    container_extra,
     free_port,
+    start_container,
     stop_process,
     tail,
+    testcontainers_image,
     wait_for_port,
 )
 
@@ -151,14 +155,34 @@ class MariadbHarness(SqlHarness):
         try:
             from testcontainers.mysql import MySqlContainer
         except ImportError as exc:
-            raise Unavailable("testcontainers[mysql] is not installed") from exc
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        # The official mariadb image takes MySQL's MYSQL_* variables, which the module sets.
         container = MySqlContainer(
-            self.testcontainers_image, username=USER, password=PASSWORD, dbname=DATABASE
+            testcontainers_image(self), username=USER, password=PASSWORD, dbname=DATABASE
         )
-        container.start()
-        host, port = container.get_container_host_ip(), container.get_exposed_port(3306)
-        url = f"mariadb+pymysql://{USER}:{PASSWORD}@{host}:{port}/{DATABASE}"
-        return self.server_info(url, "testcontainers", container.stop)
+        labels = start_container(container)
+        try:
+            host, port = container.get_container_host_ip(), container.get_exposed_port(3306)
+            _grant_cold_databases(host, int(port), container.root_password)
+            url = f"mariadb+pymysql://{USER}:{PASSWORD}@{host}:{port}/{DATABASE}"
+            return self.server_info(
+                url, "testcontainers", container.stop, **container_extra(container, labels)
+            )
+        except BaseException:
+            container.stop()
+            raise
+
+
+def _grant_cold_databases(host: str, port: int, root_password: str) -> None:
+    """As the container's root (over TCP, like the official image allows): let the test user
+    create the default-path test's fresh databases, as the local route does."""
+    import pymysql
+
+    conn = pymysql.connect(host=host, port=port, user="root", password=root_password)
+    with conn, conn.cursor() as cur:
+        cur.execute(f"GRANT ALL ON `cold\\_%`.* TO '{USER}'@'%'")
 
 
 def _create_user(pymysql: Any, sock: Path, proc: subprocess.Popen[bytes], log: Path) -> None:

@@ -8,7 +8,9 @@ Routes (see ``conformance_tests/harness.py``):
   ``nx-27017`` (a MongoDB wire-protocol server over SQLite, installed by
   ``scripts/install/mongo.sh`` into ``~/.cache/chatmem/mongo-venv``) as
   ``nx-27017 --db memory -p PORT --log-file F --pid-file F`` and report it as a stand-in;
-- testcontainers: the pinned ``mongo:7.0`` image, on machines with Docker.
+- testcontainers: ``MongoDbContainer`` on the pinned ``mongo:7.0`` image (or
+  ``CHATMEM_TC_IMAGE_MONGO``), on machines with Docker. An image labelled
+  ``chatmem.auth=none`` (the local nx-27017 stand-in image) is reached without credentials.
 
 Every test gets its own collection in one database; ``cleanup`` drops it.
 """
@@ -26,9 +28,12 @@ from conformance_tests.harness import (
     ServerInfo,
     Unavailable,
     cache_dir,
+    container_extra,
     free_port,
+    start_container,
     stop_process,
     tail,
+    testcontainers_image,
     unique_suffix,
     wait_for_port,
 )
@@ -135,19 +140,30 @@ class MongoHarness(Harness):
 
     def start_testcontainers(self) -> ServerInfo:
         try:
-            from testcontainers.mongodb import MongoDbContainer  # type: ignore[import-not-found]
+            from testcontainers.mongodb import MongoDbContainer
         except ImportError as exc:
-            raise Unavailable("pip install testcontainers[mongodb]") from exc
-        container = MongoDbContainer(IMAGE)
-        container.start()
-        base = container.get_connection_url().rstrip("/")
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = MongoDbContainer(testcontainers_image(self))
+        labels = start_container(container)
+        extra = container_extra(container, labels)
         try:
-            return _probe(
-                f"{base}/{TEST_DATABASE}?authSource=admin", "testcontainers", container.stop
-            )
+            if labels.get("chatmem.auth") == "none":
+                # a local stand-in image without authentication (its labels say so)
+                host, port = container.get_container_host_ip(), container.get_exposed_port(27017)
+                url = f"mongodb://{host}:{port}/{TEST_DATABASE}"
+            else:
+                base = container.get_connection_url().rstrip("/")
+                url = f"{base}/{TEST_DATABASE}?authSource=admin"
+            stand_in = extra["stand_in"]
+            version = stand_in.split()[-1] if stand_in else None
+            info = _probe(url, "testcontainers", container.stop, version)
         except BaseException:
             container.stop()
             raise
+        info.extra["image"] = extra["image"]
+        return info
 
     def namespace_options(self) -> dict[str, Any]:
         return {"collection_name": f"cm_{unique_suffix()}"}

@@ -17,7 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import ServerInfo, Unavailable
+from conformance_tests.harness import (
+    ServerInfo,
+    Unavailable,
+    start_container,
+    testcontainers_image,
+)
 
 from ._sql import SqlHarness, scalar
 
@@ -45,8 +50,8 @@ class MssqlHarness(SqlHarness):
             from testcontainers.mssql import SqlServerContainer
         except ImportError as exc:
             raise Unavailable("testcontainers[mssql] is not installed") from exc
-        container = SqlServerContainer(self.testcontainers_image, dialect="mssql+pymssql")
-        container.start()
+        container = SqlServerContainer(testcontainers_image(self), dialect="mssql+pymssql")
+        start_container(container)
         admin = sa.create_engine(container.get_connection_url(), isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE {DATABASE}")

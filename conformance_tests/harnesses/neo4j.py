@@ -9,7 +9,8 @@ Routes (see ``conformance_tests/harness.py``):
   next to it. The launcher runs Neo4j in its own JVM (Java 17, small heap): HTTP off, Bolt on
   127.0.0.1 at a port the OS picks, auth and usage reporting off. It prints the Bolt URI and
   runs until SIGTERM; ``stop`` sends SIGTERM, then SIGKILL after a grace period;
-- testcontainers: the pinned ``neo4j:5.26`` image, on machines with Docker.
+- testcontainers: ``Neo4jContainer`` on the pinned ``neo4j:5.26`` image (or
+  ``CHATMEM_TC_IMAGE_NEO4J``), on machines with Docker.
 
 Community edition has one user database, so every test gets its own labels (six per
 repository, with a unique suffix) and ``cleanup`` deletes those nodes and drops the
@@ -34,8 +35,11 @@ from conformance_tests.harness import (
     ServerInfo,
     Unavailable,
     cache_dir,
+    container_extra,
+    start_container,
     stop_process,
     tail,
+    testcontainers_image,
     unique_suffix,
 )
 
@@ -199,19 +203,30 @@ class Neo4jHarness(Harness):
         try:
             from testcontainers.neo4j import Neo4jContainer
         except ImportError as exc:
-            raise Unavailable("testcontainers[neo4j] is not installed") from exc
-        container = Neo4jContainer(self.testcontainers_image)
-        container.start()
-        host = container.get_container_host_ip()
-        port = int(container.get_exposed_port(7687))
-        url = f"bolt://neo4j:{container.password}@{host}:{port}"
-        driver = connect(url)
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = Neo4jContainer(testcontainers_image(self))
+        labels = start_container(container)
+        driver = None
+        try:
+            host = container.get_container_host_ip()
+            port = int(container.get_exposed_port(7687))
+            url = f"bolt://{container.username}:{container.password}@{host}:{port}"
+            driver = connect(url)
 
-        def stop() -> None:
-            driver.close()
+            def stop() -> None:
+                driver.close()
+                container.stop()
+
+            return self._info(
+                driver, url, "testcontainers", stop, **container_extra(container, labels)
+            )
+        except BaseException:
+            if driver is not None:
+                driver.close()
             container.stop()
-
-        return self._info(driver, url, "testcontainers", stop)
+            raise
 
     def _info(self, driver: Any, url: str, route: str, stop: Any, **extra: Any) -> ServerInfo:
         deadline = time.monotonic() + 60

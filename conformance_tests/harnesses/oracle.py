@@ -16,7 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import ServerInfo, Unavailable
+from conformance_tests.harness import (
+    ServerInfo,
+    Unavailable,
+    start_container,
+    testcontainers_image,
+)
 
 from ._sql import SqlHarness, scalar
 
@@ -44,8 +49,8 @@ class OracleHarness(SqlHarness):
             from testcontainers.oracle import OracleDbContainer
         except ImportError as exc:
             raise Unavailable("testcontainers[oracle] is not installed") from exc
-        container = OracleDbContainer(self.testcontainers_image)
-        container.start()
+        container = OracleDbContainer(testcontainers_image(self))
+        start_container(container)
         return self.server_info(container.get_connection_url(), "testcontainers", container.stop)
 
 

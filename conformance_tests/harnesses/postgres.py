@@ -6,7 +6,8 @@ Routes (see ``conformance_tests/harness.py``):
 - local: Debian's PostgreSQL (``scripts/install/postgres.sh``): ``initdb`` into a temp dir
   owned by the ``postgres`` user (the server refuses to run as root), then ``pg_ctl start``
   on a free 127.0.0.1 port with its socket in that dir, trust auth for loopback only;
-- testcontainers: the pinned ``postgres:15.8`` image, on machines with Docker.
+- testcontainers: ``PostgresContainer`` on the pinned ``postgres:15.8`` image (or
+  ``CHATMEM_TC_IMAGE_POSTGRES``), on machines with Docker.
 
 Every test gets its own pair of tables (``cm_<suffix>``); ``cleanup`` drops them.
 """
@@ -24,7 +25,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import ServerInfo, Unavailable, free_port, tail
+from conformance_tests.harness import (
+    ServerInfo,
+    Unavailable,
+    container_extra,
+    free_port,
+    start_container,
+    tail,
+    testcontainers_image,
+)
 
 from ._sql import SqlHarness, scalar
 
@@ -140,11 +149,21 @@ class PostgresHarness(SqlHarness):
         try:
             from testcontainers.postgres import PostgresContainer
         except ImportError as exc:
-            raise Unavailable("testcontainers[postgres] is not installed") from exc
-        container = PostgresContainer(self.testcontainers_image, driver="psycopg")
-        container.start()
-        url = container.get_connection_url()
-        return self.server_info(url, "testcontainers", container.stop)
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = PostgresContainer(testcontainers_image(self), driver="psycopg")
+        labels = start_container(container)
+        try:
+            return self.server_info(
+                container.get_connection_url(),
+                "testcontainers",
+                container.stop,
+                **container_extra(container, labels),
+            )
+        except BaseException:
+            container.stop()
+            raise
 
 
 def _server_user() -> str | None:

