@@ -25,6 +25,7 @@ nox.options.sessions = [
     "longterm",
     "longterm_browser",
     "kit",
+    "docs",
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
@@ -265,6 +266,18 @@ def longterm_browser(session: nox.Session) -> None:
         "-rs",
         *session.posargs,
     )
+
+
+@nox.session(python=MAIN_PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs build --strict: any warning fails) and every python
+    example in README.md and docs/ run as a script against SQLite / in-memory stores."""
+    _install(session, f"sqlite,{FRAMEWORKS}")
+    session.install("mkdocs-material>=9.5,<10")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", ".work/site", env={"NO_MKDOCS_2_WARNING": "1"}
+    )
+    session.run("pytest", "docs/test_examples.py", "-q", "-rs", *session.posargs)
 
 
 @nox.session(python=MAIN_PYTHON)
