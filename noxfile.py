@@ -24,6 +24,8 @@ nox.options.sessions = [
     "integrations",
     "longterm",
     "longterm_browser",
+    "kit",
+    "docs",
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
@@ -54,7 +56,8 @@ MATRIX = [
     for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
 ]
 PACKAGES = [
-    f"chatmem_{p}/chatmem" for p in ("core", "jdbc", "cassandra", "neo4j", "mongo", "redis")
+    f"chatmem_{p}/chatmem"
+    for p in ("core", "jdbc", "cassandra", "neo4j", "mongo", "redis", "testing")
 ]
 
 
@@ -80,6 +83,22 @@ def conformance(session: nox.Session, backend: str) -> None:
         "-rs",
         *session.posargs,
     )
+
+
+THIRD_PARTY = "conformance_tests/fixtures/thirdparty_backend"
+
+
+@nox.session(python=MAIN_PYTHON)
+def kit(session: nox.Session) -> None:
+    """A third-party backend outside our package tree runs the whole shipped suite: chatmem
+    (built as a wheel, with the testing extra) and the fixture package in one venv, then
+    plain ``pytest`` with only the lines README "Adding a backend" shows."""
+    root = Path(__file__).parent.resolve()
+    session.install(f"chatmem[testing] @ {root.as_uri()}", str(root / THIRD_PARTY), "mypy>=1.11")
+    session.env.setdefault("CHATMEM_SUMMARY_DIR", str(root / ".work" / "summary"))
+    session.chdir(root / THIRD_PARTY)
+    session.run("mypy", "--strict", "src")  # the shipped kit and core are typed for them too
+    session.run("pytest", "-q", "-rs", *session.posargs)
 
 
 # The testcontainers route, forced (CHATMEM_ROUTE=testcontainers) for every server backend.
@@ -150,7 +169,14 @@ def unit(session: nox.Session) -> None:
     _install(session, f"sqlite,{FRAMEWORKS}")
     session.install(*FRAMEWORK_TESTS)
     session.run(
-        "pytest", "chatmem_core/tests", "-q", "-rs", "--backend", "memory", *session.posargs
+        "pytest",
+        "chatmem_core/tests",
+        "chatmem_testing/tests",
+        "-q",
+        "-rs",
+        "--backend",
+        "memory",
+        *session.posargs,
     )
 
 
@@ -187,7 +213,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on our packages (drivers installed so their types are checked too)."""
-    session.install("-e", f".[all,api,{FRAMEWORKS}]", "mypy>=1.11")
+    session.install("-e", f".[all,api,testing,{FRAMEWORKS}]", "mypy>=1.11")
     session.run("mypy", *PACKAGES)
 
 
@@ -240,6 +266,18 @@ def longterm_browser(session: nox.Session) -> None:
         "-rs",
         *session.posargs,
     )
+
+
+@nox.session(python=MAIN_PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site (mkdocs build --strict: any warning fails) and every python
+    example in README.md and docs/ run as a script against SQLite / in-memory stores."""
+    _install(session, f"sqlite,{FRAMEWORKS}")
+    session.install("mkdocs-material>=9.5,<10")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", ".work/site", env={"NO_MKDOCS_2_WARNING": "1"}
+    )
+    session.run("pytest", "docs/test_examples.py", "-q", "-rs", *session.posargs)
 
 
 @nox.session(python=MAIN_PYTHON)

@@ -300,34 +300,6 @@ def test_ttl_is_applied_on_every_write_to_every_row(
     assert 590 <= static.o <= 600
 
 
-def test_ttl_expires_the_whole_conversation(make_repository: Make) -> None:
-    repo = make_repository(ttl=timedelta(seconds=2))
-    repo.save_all("e", EVERY_KIND)
-    assert repo.find_by_conversation_id("e") == EVERY_KIND
-    time.sleep(3.2)
-    assert repo.find_by_conversation_id("e") == []
-    assert "e" not in repo.find_conversation_ids()
-    repo.append("e", UserMessage("new life"))  # an expired conversation starts afresh
-    assert [(m.position, m.text) for m in repo.find_by_conversation_id("e")] == [(0, "new life")]
-
-
-def test_ttl_slides_so_an_active_conversation_keeps_its_oldest_turn(make_repository: Make) -> None:
-    repo = make_repository(ttl=timedelta(seconds=3))
-    memory = MessageWindowChatMemory(repo, max_messages=20)
-    memory.add(
-        "s", [UserMessage("q"), AssistantMessage(None, tool_calls=(ToolCall(id="1", name="f"),))]
-    )
-    for i in range(3):
-        time.sleep(1.5)  # well past the TTL in total, never idle for it
-        memory.add(
-            "s", ToolResponseMessage((ToolResponse(id="1", name="f", response_data=str(i)),))
-        )
-    got = memory.get("s")
-    assert [m.message_type.value for m in got[:2]] == ["USER", "ASSISTANT"] and len(got) == 5
-    time.sleep(4)
-    assert memory.get("s") == []  # idle longer than the TTL: gone as a whole
-
-
 def test_every_row_kept_shares_one_expiry_so_no_orphan_tool_result_is_left(
     make_repository: Make, server: ServerInfo
 ) -> None:

@@ -367,6 +367,18 @@ def test_schema_ddl_without_a_connection(
     assert not (tmp_path / "nowhere.db").exists()
 
 
+def test_schema_ddl_needs_no_driver(run: Callable[..., tuple[int, str, str]]) -> None:
+    """DDL for a server database prints from SQLAlchemy alone: the DB-API driver (psycopg,
+    PyMySQL) need not be installed, since nothing connects."""
+    for url, marker in (
+        ("postgresql://db.internal/app", 'COLLATE "C"'),
+        ("mysql://db.internal/app", "VARBINARY(1020)"),
+    ):
+        code, out, err = run("schema", "--url", url)
+        assert code == 0, err
+        assert "CREATE TABLE ai_chat_memory_conversation" in out and marker in out
+
+
 def test_unexpected_errors_are_one_line(
     run: Callable[..., tuple[int, str, str]], store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

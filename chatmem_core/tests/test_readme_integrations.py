@@ -38,7 +38,7 @@ def expected_output(code: str) -> list[str]:
 def test_readme_llamaindex_examples_run(tmp_path: Path) -> None:
     pytest.importorskip("llama_index.core", reason="llama-index-core not installed")
     pytest.importorskip("sqlalchemy", reason="SQLAlchemy not installed (extra: sqlite)")
-    blocks = python_blocks('### LlamaIndex (`pip install "chatmem[llamaindex]"`)')
+    blocks = python_blocks("### LlamaIndex")
     assert len(blocks) == 2
     # both examples in one process, as printed, one after the other (llama-index imports slowly)
     out = run_example("\n".join(blocks), tmp_path).splitlines()

@@ -6,8 +6,7 @@ import re
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -328,60 +327,6 @@ def test_concurrent_constructors_with_a_ttl_agree_on_one_index(make_repository: 
             pool.map(lambda _: make_repository(**name, ttl=timedelta(minutes=7)), range(6))
         )
     assert [ix["expireAfterSeconds"] for ix in _ttl_indexes(repos[0])] == [420]
-
-
-def _wait_until_gone(
-    repo: MongoChatMemoryRepository, cid: str, full: Sequence[str | None], bound: float
-) -> float:
-    """Poll until ``cid`` reads empty; every read before must be the whole conversation."""
-    start = time.monotonic()
-    while time.monotonic() - start < bound:
-        got = [m.text for m in repo.find_by_conversation_id(cid)]
-        if not got:
-            return time.monotonic() - start
-        assert got == full, f"expiry left part of the conversation: {got}"
-        time.sleep(0.25)
-    raise AssertionError(f"{cid} still there after {bound:.0f}s")
-
-
-def _expiry_bound(server: ServerInfo) -> float:
-    # nx-27017 purges about every few seconds; MongoDB's TTL monitor runs every 60 s.
-    return 30.0 if server.stand_in else 150.0
-
-
-def test_ttl_expires_an_idle_conversation_whole(server: ServerInfo, make_repository: Make) -> None:
-    repo = make_repository(ttl=timedelta(seconds=1))
-    texts = [f"m{i}" for i in range(30)]
-    repo.save_all("idle", [UserMessage(t) for t in texts])
-    repo.save_all("other", [UserMessage("also idle")])
-    waited = _wait_until_gone(repo, "idle", texts, _expiry_bound(server))
-    assert waited >= 0.5
-    _wait_until_gone(repo, "other", ["also idle"], _expiry_bound(server))
-    assert repo.find_conversation_ids() == []
-    assert repo.collection.count_documents({}) == 0  # the data is gone, not just hidden
-
-
-def test_ttl_slides_on_every_write_and_never_drops_only_old_messages(
-    server: ServerInfo, make_repository: Make
-) -> None:
-    if not server.stand_in:
-        pytest.skip("needs a TTL monitor that runs every few seconds (MongoDB's runs every 60 s)")
-    repo = make_repository(ttl=timedelta(seconds=3))
-    memory = MessageWindowChatMemory(repo, max_messages=1000)
-    call = AssistantMessage(None, tool_calls=(ToolCall(id="c", name="f"),))
-    memory.add("busy", [UserMessage("q0"), call])
-    memory.add("busy", ToolResponseMessage((ToolResponse(id="c", name="f", response_data="r"),)))
-    expected = ["q0", None, ""]
-    deadline = time.monotonic() + 8  # well past the TTL, while writes keep it alive
-    i = 0
-    while time.monotonic() < deadline:
-        got = [m.text for m in repo.find_by_conversation_id("busy")]
-        assert got == expected, "an active conversation lost messages to the TTL"
-        memory.add("busy", UserMessage(f"u{i}"))
-        expected.append(f"u{i}")
-        i += 1
-        time.sleep(0.5)
-    _wait_until_gone(repo, "busy", expected, _expiry_bound(server))
 
 
 # -- concurrency and size ---------------------------------------------------------------------

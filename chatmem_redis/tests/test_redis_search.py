@@ -1,4 +1,5 @@
-"""Advanced queries (AdvancedRedisChatMemoryRepository) against a real RediSearch index."""
+"""Redis-specific advanced queries (metadata fields, raw queries, RediSearch escaping);
+the generic search behaviour is the shared suite's search capability tests."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import pytest
 from chatmem.core import (
     AssistantMessage,
     InvalidArgumentError,
-    MessageType,
     SystemMessage,
     ToolCall,
     ToolResponse,
@@ -77,68 +77,6 @@ def test_repository_implements_the_advanced_protocol(repo: Any) -> None:
     assert isinstance(repo, AdvancedRedisChatMemoryRepository)
 
 
-def test_find_by_type(repo: Any) -> None:
-    assert texts(repo.find_by_type(MessageType.USER)) == [
-        ("Conv-1", "What is the weather in Paris?"),
-        ("conv-1", "Weather in Rome?"),
-    ]
-    assert texts(repo.find_by_type("ASSISTANT", conversation_id="conv-1")) == [("conv-1", "Rainy.")]
-    assert [h.message for h in repo.find_by_type("TOOL")] == [
-        ToolResponseMessage([ToolResponse(id="c1", name="weather", response_data="sunny 21C")])
-    ]
-
-
-def test_hits_carry_conversation_message_and_timestamp(repo: Any) -> None:
-    [hit] = repo.find_by_type("SYSTEM")
-    assert hit.conversation_id == "Conv-1"
-    assert hit.message == SystemMessage("You are terse.")
-    assert hit.created_at == at(0) == hit.message.created_at
-    assert hit.message.position == 0
-
-
-def test_find_by_content_matches_every_word(repo: Any) -> None:
-    assert texts(repo.find_by_content("weather")) == [
-        ("Conv-1", "What is the weather in Paris?"),
-        ("conv-1", "Weather in Rome?"),
-    ]
-    assert texts(repo.find_by_content("weather, Paris!")) == [
-        ("Conv-1", "What is the weather in Paris?")
-    ]
-    assert texts(repo.find_by_content("the")) == [("Conv-1", "What is the weather in Paris?")]
-    assert repo.find_by_content("weather", conversation_id="CONV-1") == []
-
-
-def test_find_by_content_searches_tool_results(repo: Any) -> None:
-    assert [h.message.message_type for h in repo.find_by_content("sunny")] == [
-        MessageType.TOOL,
-        MessageType.ASSISTANT,
-    ]
-
-
-def test_find_by_time_range_is_inclusive_and_optionally_per_conversation(repo: Any) -> None:
-    assert len(repo.find_by_time_range(at(1), at(3))) == 3
-    assert len(repo.find_by_time_range(at(1), None)) == 6
-    assert len(repo.find_by_time_range(None, at(0))) == 1
-    assert texts(repo.find_by_time_range(at(0), at(100), conversation_id="conv-1")) == [
-        ("conv-1", "Weather in Rome?"),
-        ("conv-1", "Rainy."),
-    ]
-    # microsecond bounds are exact
-    assert (
-        repo.find_by_time_range(
-            at(1) + timedelta(microseconds=1), at(2) - timedelta(microseconds=1)
-        )
-        == []
-    )
-
-
-def test_find_by_time_range_validates_bounds(repo: Any) -> None:
-    with pytest.raises(InvalidArgumentError):
-        repo.find_by_time_range(datetime(2025, 1, 1), None)  # naive
-    with pytest.raises(InvalidArgumentError):
-        repo.find_by_time_range(at(5), at(1))
-
-
 def test_find_by_metadata_tag_is_exact_and_case_sensitive(repo: Any) -> None:
     assert texts(repo.find_by_metadata("priority", "high")) == [
         ("Conv-1", "What is the weather in Paris?")
@@ -200,11 +138,6 @@ def test_content_injection_matches_nothing(repo: Any, text: str) -> None:
     assert repo.find_by_content(text) == []
 
 
-def test_conversation_filter_injection_matches_nothing(repo: Any) -> None:
-    assert repo.find_by_type("USER", conversation_id="x} | @message_type:{USER") == []
-    assert repo.find_by_type("USER", conversation_id="*") == []
-
-
 def test_execute_query_runs_a_raw_query_on_this_index(repo: Any) -> None:
     hits = repo.execute_query("@message_type:{USER} @metadata_score:[3 3]")
     assert texts(hits) == [
@@ -227,15 +160,6 @@ def test_limits_must_be_positive_ints(repo: Any, limit: Any) -> None:
     ):
         with pytest.raises(InvalidArgumentError, match="limit"):
             call()
-
-
-def test_limit_bounds_the_hits_oldest_first(repo: Any) -> None:
-    assert [h.created_at for h in repo.find_by_time_range(None, None, limit=2)] == [at(0), at(1)]
-
-
-def test_unknown_message_type_is_rejected(repo: Any) -> None:
-    with pytest.raises(InvalidArgumentError, match="message_type"):
-        repo.find_by_type("user")
 
 
 def test_values_of_the_wrong_type_stay_in_history_and_out_of_the_index(

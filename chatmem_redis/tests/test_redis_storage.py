@@ -241,32 +241,6 @@ def test_ttl_gives_every_key_of_a_conversation_the_same_expiry(
     assert len(expiries) == 1 and expiries.pop() > 0
 
 
-def test_ttl_expires_the_whole_conversation(make_repository: Make, server: ServerInfo) -> None:
-    repo = make_repository(ttl=timedelta(milliseconds=700))
-    repo.save_all("gone", every_kind())
-    repo.save_all("stays", [UserMessage("x")])
-    assert set(repo.find_conversation_ids()) == {"gone", "stays"}
-    time.sleep(0.4)
-    repo.append("stays", UserMessage("y"))  # slides only this conversation
-    time.sleep(0.5)
-    assert repo.find_by_conversation_id("gone") == []
-    assert repo.find_conversation_ids() == ["stays"]
-    assert conversation_keys(repo, server, "gone") == []
-    assert repo.find_by_type("SYSTEM") == []  # its documents left the index too
-
-
-def test_ttl_slides_on_every_write(make_repository: Make) -> None:
-    repo = make_repository(ttl=timedelta(milliseconds=1200))
-    memory = MessageWindowChatMemory(repo, max_messages=10)
-    memory.add("slide", UserMessage("u0"))
-    for i in range(4):
-        time.sleep(0.5)
-        memory.add("slide", AssistantMessage(f"a{i}"))  # 2 s in total: older than the TTL
-    assert [m.text for m in memory.get("slide")] == ["u0", "a0", "a1", "a2", "a3"]
-    time.sleep(1.5)
-    assert memory.get("slide") == []
-
-
 def test_no_head_first_expiry_leaves_orphan_tool_results(
     make_repository: Make, server: ServerInfo
 ) -> None:

@@ -168,6 +168,10 @@ class MongoHarness(Harness):
     def namespace_options(self) -> dict[str, Any]:
         return {"collection_name": f"cm_{unique_suffix()}"}
 
+    def expiry_grace(self, server: ServerInfo) -> float:
+        # nx-27017 purges every few seconds; MongoDB's TTL monitor runs every 60 s.
+        return 30.0 if server.stand_in else 150.0
+
     def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
         from chatmem.mongo import MongoChatMemoryRepository
 

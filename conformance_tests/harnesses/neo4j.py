@@ -252,6 +252,10 @@ class Neo4jHarness(Harness):
         suffix = unique_suffix()
         return {option: f"{base}_{suffix}" for option, base in LABEL_BASES.items()}
 
+    def label_options(self, tag: str) -> dict[str, Any]:
+        suffix = unique_suffix()
+        return {option: f"{tag}{base}_{suffix}" for option, base in LABEL_BASES.items()}
+
     def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
         from chatmem.neo4j import Neo4jChatMemoryRepository
 

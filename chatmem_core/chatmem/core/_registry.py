@@ -74,10 +74,13 @@ def driver_module_of(url: str) -> str | None:
     return DRIVER_MODULES.get(driver)  # an unknown driver: SQLAlchemy reports it itself
 
 
-def repository_class_for_url(url: str) -> type[BaseChatMemoryRepository]:
+def repository_class_for_url(
+    url: str, *, require_driver: bool = True
+) -> type[BaseChatMemoryRepository]:
     """The repository class for ``url``'s scheme, its backend and driver imported; an unknown
     scheme is an ``InvalidArgumentError`` listing the known ones, a missing driver a
-    ``MissingDependencyError`` naming the extra. Connects to nothing."""
+    ``MissingDependencyError`` naming the extra. Connects to nothing. ``require_driver=False``
+    skips the SQL DB-API driver check, for work that needs no connection (DDL export)."""
     scheme = scheme_of(url)
     if scheme == "memory":
         return InMemoryChatMemoryRepository
@@ -92,7 +95,7 @@ def repository_class_for_url(url: str) -> type[BaseChatMemoryRepository]:
         module = importlib.import_module(module_name)
     except MissingDependencyError as exc:
         raise MissingDependencyError(extra, exc.name or module_name) from exc
-    driver = driver_module_of(url)
+    driver = driver_module_of(url) if require_driver else None
     if driver is not None:
         try:
             importlib.import_module(driver)

@@ -181,7 +181,7 @@ def parse_reply(reply: Sequence[Any], check: Check | None) -> list[MessageWithCo
     """Hits of an FT.SEARCH reply ``[total, key, [field, value, ...], ...]``."""
     hits: list[MessageWithConversation] = []
     for i in range(1, len(reply) - 1, 2):
-        fields = reply[i + 1]
+        fields = reply[i + 1] or ()  # a key that expired after indexing has no fields
         doc = next(
             (fields[j + 1] for j in range(0, len(fields) - 1, 2) if _text(fields[j]) == "$"),
             None,

@@ -114,7 +114,7 @@ def _stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     url = resolve_url(getattr(args, "url", None), writes=False, command="schema")
     scheme = scheme_of(url)
-    cls = repository_class_for_url(url)
+    cls = repository_class_for_url(url, require_driver=False)  # DDL needs no connection
     build = getattr(cls, "schema_statements_for_url", None)
     if build is None:
         raise UsageError(f"--url: schema export is not available for {scheme} stores")

@@ -1,8 +1,9 @@
-"""Turn sessions and preprocessors on a real store (docs/behaviour.md section 4)."""
+"""Turn sessions and preprocessors on a real store."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 
@@ -78,16 +79,16 @@ def test_turn_on_a_new_conversation_starts_empty(repository: Repo) -> None:
 
 def test_load_errors_propagate_instead_of_reading_empty(repository: Repo) -> None:
     class Failing:
-        def find_by_conversation_id(self, cid: str) -> list[Message]:
+        def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
             raise ConnectionError("store down")
 
         def find_conversation_ids(self) -> list[str]:
             return []
 
-        def save_all(self, cid: str, messages: list[Message]) -> None:
+        def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
             raise AssertionError("must not store")
 
-        def delete_by_conversation_id(self, cid: str) -> None:
+        def delete_by_conversation_id(self, conversation_id: str) -> None:
             raise AssertionError("must not delete")
 
     with pytest.raises(ConnectionError), ChatTurn(Failing(), "x"):
@@ -115,7 +116,7 @@ def test_window_preprocessor_never_leaves_an_orphan_tool_result(repository: Repo
 
 
 def test_preprocessors_apply_in_order_at_load_and_at_store(repository: Repo) -> None:
-    history = [UserMessage("u1"), SystemMessage("s"), UserMessage("u2")]
+    history: list[Message] = [UserMessage("u1"), SystemMessage("s"), UserMessage("u2")]
     repository.save_all("wf", history)
     repository.save_all("fw", history)
     with ChatTurn(repository, "wf", preprocessors=[window_size(2), drop_system_messages()]) as t1:

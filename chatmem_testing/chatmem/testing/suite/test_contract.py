@@ -1,4 +1,4 @@
-"""The repository contract (docs/behaviour.md section 2) that every backend must pass."""
+"""The repository contract that every backend must pass."""
 
 from __future__ import annotations
 
@@ -12,17 +12,19 @@ from chatmem.core import (
     BaseChatMemoryRepository,
     ChatMemoryRepository,
     InvalidArgumentError,
+    Message,
     SystemMessage,
     ToolResponseMessage,
     UserMessage,
 )
 
-from .corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
+from ..capabilities import KNOWN_CAPABILITIES
+from ..corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
 
 Repo = BaseChatMemoryRepository
 
 
-def texts(messages: list) -> list:
+def texts(messages: list[Message]) -> list[str | None]:
     return [m.text for m in messages]
 
 
@@ -59,7 +61,7 @@ def test_metadata_numbers_keep_their_type(repository: Repo) -> None:
 
 
 def test_bytes_media_round_trip_exactly(repository: Repo) -> None:
-    from .corpus import PNG
+    from ..corpus import PNG
 
     repository.save_all("m", full_corpus())
     media = repository.find_by_conversation_id("m")[1].media
@@ -98,7 +100,9 @@ def test_positions_increase_and_timestamps_are_utc(repository: Repo) -> None:
     back = repository.find_by_conversation_id("p")
     positions = [m.position for m in back]
     assert all(isinstance(p, int) for p in positions)
-    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    assert positions == sorted(p for p in positions if p is not None) and len(
+        set(positions)
+    ) == len(positions)
     for m in back:
         assert m.created_at is not None and m.created_at.utcoffset() == timedelta(0)
         assert before <= m.created_at <= datetime.now(timezone.utc) + timedelta(seconds=5)
@@ -283,21 +287,35 @@ def test_equal_messages_are_kept_as_separate_entries(repository: Repo) -> None:
     assert len(repository.find_by_conversation_id("c")) == 3
 
 
-CAPABILITY_WORDS = {"ttl": ("ttl", "expir"), "search": ("search", "query"), "labels": ("label",)}
+def _filtered(config: pytest.Config) -> bool:
+    return bool(config.getoption("keyword") or config.getoption("markexpr"))
 
 
-def test_claimed_capabilities_have_their_own_tests(
+def test_claimed_capabilities_run_the_shared_capability_tests(
     repository: Repo, request: pytest.FixtureRequest
 ) -> None:
     claimed = type(repository).capabilities
-    assert claimed <= set(CAPABILITY_WORDS), (
-        f"unknown capabilities {claimed - set(CAPABILITY_WORDS)}"
+    unknown = set(claimed) - KNOWN_CAPABILITIES
+    assert not unknown, f"{type(repository).__name__} claims unknown capabilities {unknown}"
+    if _filtered(request.config):
+        pytest.skip("the run was filtered with -k/-m: the collected tests are not the suite")
+    collected = {
+        marker.args[0]
+        for item in request.session.items
+        for marker in item.iter_markers("capability")
+    }
+    missing = set(claimed) - collected
+    assert not missing, (
+        f"{type(repository).__name__} claims {sorted(missing)} but the shared capability "
+        "tests for it were not collected: add `from chatmem.testing.suite import *`"
     )
-    own = [i.name for i in request.session.items if i.get_closest_marker("backend") is not None]
-    if claimed and not own:
-        pytest.skip("the backend's own tests were not collected in this run")
-    for capability in claimed:
-        words = CAPABILITY_WORDS[capability]
-        assert any(w in name.lower() for name in own for w in words), (
-            f"{type(repository).__name__} claims {capability!r} but no backend test covers it"
-        )
+
+
+def test_the_whole_shared_suite_is_collected_unchanged(request: pytest.FixtureRequest) -> None:
+    from chatmem.testing.suite import shared_tests
+
+    if _filtered(request.config):
+        pytest.skip("the run was filtered with -k/-m: the collected tests are not the suite")
+    collected = {getattr(item, "obj", None) for item in request.session.items}
+    missing = sorted(name for name, fn in shared_tests().items() if fn not in collected)
+    assert not missing, f"shared tests deleted or overridden in this run: {missing}"

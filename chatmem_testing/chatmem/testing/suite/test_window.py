@@ -1,8 +1,9 @@
-"""MessageWindowChatMemory on a real store (docs/behaviour.md section 3), vectors included."""
+"""MessageWindowChatMemory on a real store, the window test vectors included."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -20,7 +21,7 @@ from chatmem.core import (
     add_to_window,
 )
 
-from .corpus import VECTORS, parse
+from ..corpus import VECTORS, parse
 
 Repo = BaseChatMemoryRepository
 
@@ -153,14 +154,14 @@ def test_window_memory_with_a_foreign_repository_uses_read_modify_write(reposito
         def find_conversation_ids(self) -> list[str]:
             return repository.find_conversation_ids()
 
-        def find_by_conversation_id(self, cid: str) -> list[Message]:
-            return repository.find_by_conversation_id(cid)
+        def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
+            return repository.find_by_conversation_id(conversation_id)
 
-        def save_all(self, cid: str, messages: list[Message]) -> None:
-            repository.save_all(cid, messages)
+        def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+            repository.save_all(conversation_id, messages)
 
-        def delete_by_conversation_id(self, cid: str) -> None:
-            repository.delete_by_conversation_id(cid)
+        def delete_by_conversation_id(self, conversation_id: str) -> None:
+            repository.delete_by_conversation_id(conversation_id)
 
     memory = MessageWindowChatMemory(Plain(), max_messages=2)
     memory.add("p", parse("U1 A1"))

@@ -1,0 +1,89 @@
+"""The kit's own plumbing: finding harnesses by name or spec, and the suite's export list."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chatmem.testing import (
+    ENTRY_POINT_GROUP,
+    Harness,
+    HarnessNotFoundError,
+    harness_from_spec,
+    load_harness,
+    registered_harnesses,
+)
+from chatmem.testing import suite as shared_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_our_backends_are_registered_by_entry_point() -> None:
+    names = set(registered_harnesses())
+    assert {"memory", "sqlite", "postgres", "redis", "mongo", "cassandra", "neo4j"} <= names
+    harness = load_harness("memory")
+    assert isinstance(harness, Harness) and harness.name == "memory"
+
+
+def test_every_harness_module_of_ours_is_registered() -> None:
+    modules = {p.stem for p in (ROOT / "conformance_tests" / "harnesses").glob("[!_]*.py")}
+    registered = registered_harnesses()
+    assert modules <= set(registered), f"add to pyproject.toml: {modules - set(registered)}"
+    for name in modules:
+        assert registered[name].value == f"conformance_tests.harnesses.{name}:HARNESS"
+
+
+def test_a_module_class_spec_loads_without_registration() -> None:
+    harness = load_harness("conformance_tests.harnesses.sqlite:SqliteHarness")
+    assert harness.name == "sqlite"
+
+
+def test_an_unknown_name_lists_the_registered_ones() -> None:
+    with pytest.raises(HarnessNotFoundError) as info:
+        load_harness("nosuchstore")
+    assert ENTRY_POINT_GROUP in str(info.value) and "memory" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "spec", ["nomodule_here_xyz:Thing", "os:no_such_attr", "os:path", "justtext:", ":Cls"]
+)
+def test_a_bad_spec_is_a_clear_error(spec: str) -> None:
+    with pytest.raises(HarnessNotFoundError):
+        harness_from_spec(spec)
+
+
+def test_the_suite_exports_every_shared_test_once() -> None:
+    tests = shared_suite.shared_tests()
+    assert sorted(tests) == shared_suite.__all__
+    assert all(name.startswith("test_") for name in tests)
+    per_module = sum(
+        1
+        for module in shared_suite.MODULES
+        for name, value in vars(module).items()
+        if name.startswith("test_") and callable(value)
+    )
+    assert per_module == len(tests)  # no name defined in two modules
+
+
+def test_an_unknown_backend_stops_pytest_with_a_usage_error() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--backend",
+            "nosuchstore",
+            "--co",
+            "-q",
+            "conformance_tests",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 4, out.stdout + out.stderr  # pytest's usage-error exit code
+    assert "unknown backend 'nosuchstore'" in out.stderr
