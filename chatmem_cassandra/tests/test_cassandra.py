@@ -525,7 +525,7 @@ def test_from_url_owns_its_cluster_and_a_given_session_stays_open(
     ) as repo:
         assert repo.config.keyspace == server.extra["keyspace"]
         repo.save_all("u", [UserMessage("via url")])
-        cluster = repo._owned_cluster
+        cluster = repo._owned
     assert cluster.is_shutdown
     assert repository.find_by_conversation_id("u") == [UserMessage("via url")]
     assert not session_of(server).is_shutdown

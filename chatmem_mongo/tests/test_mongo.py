@@ -223,7 +223,7 @@ def test_from_url_owns_its_client_and_a_passed_client_stays_open(server: ServerI
     assert server.url is not None
     with MongoChatMemoryRepository.from_url(server.url, collection_name="cm_from_url") as repo:
         repo.save_all("u", [UserMessage("via url")])
-        owned = repo._owned_client
+        owned = repo._owned
         assert owned is not None
     with pytest.raises(Exception, match=r"closed|after close"):
         owned.admin.command("ping")

@@ -3,7 +3,7 @@
 Needs the ``cassandra-driver`` package: ``pip install "chatmem[cassandra]"``.
 """
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("cassandra", "cassandra")
 

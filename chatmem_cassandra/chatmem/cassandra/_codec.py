@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from chatmem.core import (
     InvalidArgumentError,
     Message,
-    SystemMessage,
     encode_json,
     from_micros,
     message_from_dict,
@@ -49,10 +48,6 @@ def system_entry(message: Message) -> SystemEntry:
     """The ``system_messages`` map value of a system message."""
     assert message.created_at is not None
     return to_micros(message.created_at), encode_json(message)
-
-
-def is_system(message: Message) -> bool:
-    return isinstance(message, SystemMessage)
 
 
 DECODE_CACHE_SIZE = 4096

@@ -16,8 +16,12 @@ from types import MappingProxyType
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from chatmem.core import SchemaMode, schema_mode
-from chatmem.core._errors import InvalidArgumentError, InvalidIdentifierError
-from chatmem.core._validation import cql_identifier
+from chatmem.core.backend import (
+    InvalidArgumentError,
+    InvalidIdentifierError,
+    cql_identifier,
+    validate_ttl,
+)
 
 DEFAULT_KEYSPACE = "chatmem"
 DEFAULT_TABLE_NAME = "chat_memory"
@@ -133,12 +137,7 @@ class CassandraConfig:
             cql_identifier(name, argument)
         if len({n.lower() for n in columns.values()}) != len(columns):
             raise InvalidIdentifierError("columns", "column names must be distinct")
-        if self.ttl is not None and (
-            not isinstance(self.ttl, timedelta)
-            or self.ttl < timedelta(seconds=1)
-            or self.ttl > MAX_TTL
-        ):
-            raise InvalidArgumentError("ttl", "must be a timedelta from 1 s to 20 years, or None")
+        validate_ttl(self.ttl, minimum=timedelta(seconds=1), maximum=MAX_TTL)
         object.__setattr__(self, "initialize_schema", schema_mode(self.initialize_schema))
         if not isinstance(self.replication, (SimpleStrategy, NetworkTopologyStrategy)):
             raise InvalidArgumentError(

@@ -9,39 +9,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import cassandra
+from cassandra.cluster import NoHostAvailable
+from cassandra.connection import ConnectionException
+from chatmem.core import BackendUnavailableError, ChatMemoryError, SchemaError
+from chatmem.core.backend import error_translator
 
-from chatmem.core import BackendError, BackendUnavailableError, SchemaError
 
-
-@contextmanager
-def translate_errors(what: str) -> Iterator[None]:
-    """Run a block of driver calls; re-raise driver failures as chatmem errors."""
-    import cassandra
-    from cassandra.cluster import NoHostAvailable
-    from cassandra.connection import ConnectionException
-
-    try:
-        yield
-    except (NoHostAvailable, ConnectionException, cassandra.OperationTimedOut) as exc:
-        raise BackendUnavailableError(f"Cassandra unreachable during {what}: {exc}") from exc
-    except cassandra.WriteTimeout as exc:
+def _classify(exc: BaseException, what: str) -> ChatMemoryError | None:
+    """The cases that need more than the class: unknown LWT outcomes and schema mismatches."""
+    if isinstance(exc, cassandra.WriteTimeout):
         unknown = (
             " (the lightweight transaction may or may not have applied)"
             if (getattr(exc, "write_type", None) == cassandra.WriteType.CAS)
             else ""
         )
-        raise BackendUnavailableError(f"Cassandra write timed out during {what}{unknown}") from exc
-    except (cassandra.Unavailable, cassandra.Timeout) as exc:
-        raise BackendUnavailableError(f"Cassandra replicas unavailable during {what}") from exc
-    except cassandra.InvalidRequest as exc:
+        return BackendUnavailableError(f"Cassandra write timed out during {what}{unknown}")
+    if isinstance(exc, (cassandra.Unavailable, cassandra.Timeout)):
+        return BackendUnavailableError(f"Cassandra replicas unavailable during {what}")
+    if isinstance(exc, cassandra.InvalidRequest):
         text = str(exc)
         if "unconfigured table" in text or "does not exist" in text or "Undefined column" in text:
-            raise SchemaError(
+            return SchemaError(
                 f"{what}: the table is missing or has another shape ({text}); create it with "
                 'initialize_schema="always", repo.create_schema() or `chatmem schema --url`'
-            ) from exc
-        raise BackendError(f"Cassandra rejected {what}: {text}") from exc
-    except cassandra.DriverException as exc:
-        raise BackendError(f"Cassandra failed during {what}: {exc}") from exc
+            )
+        return None
+    return None
+
+
+translate_errors = error_translator(
+    "Cassandra",
+    unavailable=(NoHostAvailable, ConnectionException, cassandra.OperationTimedOut),
+    failures=(cassandra.DriverException,),
+    classify=_classify,
+)
+"""``with translate_errors(what):`` runs a block of driver calls and re-raises driver failures
+as chatmem errors."""

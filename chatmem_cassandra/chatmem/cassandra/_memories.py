@@ -21,8 +21,7 @@ from chatmem.core import (
     SchemaMode,
     schema_mode,
 )
-from chatmem.core._errors import require
-from chatmem.core._validation import cql_identifier
+from chatmem.core.backend import cql_identifier, require
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,

@@ -1,17 +1,24 @@
-"""Which message rows a write keeps, trims and re-writes: pure functions, no I/O.
+"""What one write does, planned without I/O: which rows it keeps, trims and re-writes, and
+the statements of its batch.
 
 Every write is one lightweight-transaction batch on one partition. Besides inserting the new
 rows it may delete old rows (``DELETE ... WHERE position < floor``, one range tombstone) and,
 with a TTL, re-write the rows it keeps so that the whole conversation carries the same expiry:
 the conversation then expires as one, once idle for the TTL, and never starts with an orphan
-tool result left by rows that expired before their neighbours.
+tool result left by rows that expired before their neighbours. The repository only runs the
+``Batch`` a plan gives it and remembers what the plan says is known afterwards.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatmem.core import Message, SystemMessage, WindowEdit
+
+from ._codec import Decoder, StoredRow, SystemEntry, row_values, system_entry
 
 ORIGIN_BITS = 52
 """A new conversation starts at a random position below 2**52 (room for 2**62 more)."""
@@ -73,3 +80,187 @@ def plan_rows(
     )
     rewrite = tuple(p for p in survivors if p in kept_set) if ttl else ()
     return RowPlan(tuple(kept), floor, delete, rewrite)
+
+
+Part = tuple[str, Sequence[Any]]
+"""One statement of a batch: its name in ``Statements`` and its bound values."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One conditional single-partition batch, and what is known once it applied: the new
+    guard (``next_position``) and the newest row positions (newest first)."""
+
+    parts: tuple[Part, ...]
+    next_position: int
+    kept: tuple[int, ...]
+
+
+@dataclass
+class Snapshot:
+    """One consistent read of a conversation (rows newest first); ``complete`` when the read
+    saw every stored row."""
+
+    next_position: int | None = None
+    origin: int | None = None
+    systems: dict[int, SystemEntry] = field(default_factory=dict)
+    rows: list[StoredRow] = field(default_factory=list)
+    complete: bool = True
+
+    def messages(self, decoder: Decoder) -> list[Message]:
+        """The messages read, oldest first, positions relative to the origin."""
+        return decoder.merge_log(self.rows, self.systems, self.origin)
+
+
+def is_system(message: Message) -> bool:
+    """System messages live in the static map, every other message in its own row."""
+    return isinstance(message, SystemMessage)
+
+
+def new_rows(base: int, messages: Sequence[Message]) -> list[int]:
+    """Positions of the non-system rows a write inserts from ``base``, newest first."""
+    return [base + i for i in range(len(messages) - 1, -1, -1) if not is_system(messages[i])]
+
+
+def row_parts(
+    cid: str,
+    base: int,
+    new: Sequence[Message],
+    rows: RowPlan,
+    rewrite: Sequence[StoredRow],
+    ttl_seconds: int,
+) -> list[Part]:
+    """The row statements of a batch: the range delete, single deletes, re-written rows
+    (with the TTL) and the new non-system rows at ``base + i``."""
+    parts: list[Part] = []
+    if rows.floor is not None:
+        parts.append(("delete_below", (cid, rows.floor)))
+    parts.extend(("delete_row", (cid, p)) for p in rows.delete)
+    for r in rewrite:
+        values = (cid, r.position, r.message_type, r.content, r.created_at, ttl_seconds)
+        parts.append(("insert_row", values))
+    for i, m in enumerate(new):
+        if not is_system(m):
+            parts.append(("insert_row", (cid, base + i, *row_values(m), ttl_seconds)))
+    return parts
+
+
+def plan_append(
+    cid: str,
+    guard: int | None,
+    known: Sequence[int],
+    messages: Sequence[Message],
+    keep: int | None,
+) -> Batch:
+    """A plain append without a TTL, from the remembered guard and newest row positions:
+    new rows, the trim the window allows, and only the statics that change."""
+    base = guard if guard is not None else new_origin()
+    rows = plan_rows(known, new=new_rows(base, messages), keep=keep)
+    systems = {base + i: system_entry(m) for i, m in enumerate(messages) if is_system(m)}
+    parts = row_parts(cid, base, messages, rows, (), 0)
+    end = base + len(messages)
+    if guard is None:
+        parts.append(("cas_state", (0, end, base, systems, cid, None)))
+    elif systems:
+        parts.append(("cas_add_systems", (end, systems, cid, guard)))
+    else:
+        parts.append(("cas_next", (end, cid, guard)))
+    return Batch(tuple(parts), end, rows.kept)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WritePlan:
+    """A write of the whole state (statics with the TTL, new rows, deletions and, with a TTL,
+    the surviving rows again), guarded by ``IF next_position = guard``.
+
+    ``base``: the stored position of the first new message; ``origin``: what callers see as
+    position 0; ``rows``: the stored rows known (newest first; every row when ``complete``);
+    ``keep``: keep at most this many newest rows; ``removed`` / ``below``: rows an edit deletes.
+    """
+
+    cid: str
+    guard: int | None
+    base: int
+    origin: int
+    systems: Mapping[int, SystemEntry]
+    rows: Sequence[StoredRow]
+    new: Sequence[Message]
+    ttl_seconds: int
+    keep: int | None = None
+    removed: Collection[int] = frozenset()
+    below: int | None = None
+    complete: bool = True
+
+    @classmethod
+    def replace(
+        cls, cid: str, guard: int | None, messages: Sequence[Message], ttl_seconds: int
+    ) -> WritePlan:
+        """``save_all``: every stored row goes, ``messages`` start a new origin or continue
+        after the guard (positions are never reused)."""
+        base = guard if guard is not None else new_origin()
+        return cls(
+            cid=cid,
+            guard=guard,
+            base=base,
+            origin=base,
+            systems={},
+            rows=(),
+            new=messages,
+            ttl_seconds=ttl_seconds,
+            below=guard,
+        )
+
+    @classmethod
+    def edit(
+        cls, cid: str, snap: Snapshot, edit: WindowEdit, keep: int | None, ttl_seconds: int
+    ) -> WritePlan | None:
+        """Apply ``edit`` (positions relative to the origin) to the state ``snap`` read; None
+        when the edit changes nothing."""
+        if not edit.append and not edit.delete_positions and edit.delete_non_system_below is None:
+            return None
+        guard = snap.next_position
+        base = guard if guard is not None else new_origin()
+        origin = base if guard is None else (snap.origin if snap.origin is not None else guard)
+        removed = frozenset(origin + p for p in edit.delete_positions)
+        below = edit.delete_non_system_below
+        return cls(
+            cid=cid,
+            guard=guard,
+            base=base,
+            origin=origin,
+            systems={p: e for p, e in snap.systems.items() if p not in removed},
+            rows=snap.rows,
+            new=edit.append,
+            ttl_seconds=ttl_seconds,
+            keep=keep,
+            removed=removed,
+            below=None if below is None else origin + below,
+            complete=snap.complete,
+        )
+
+    def batch(self) -> Batch:
+        """The statements of this write and what is known once it applied."""
+        ttl = self.ttl_seconds > 0
+        rows = plan_rows(
+            [r.position for r in self.rows],
+            new=new_rows(self.base, self.new),
+            keep=self.keep,
+            removed=self.removed,
+            below=self.below,
+            ttl=ttl,
+            complete=self.complete,
+            next_position=self.base,
+        )
+        systems = dict(self.systems)
+        systems.update(
+            {self.base + i: system_entry(m) for i, m in enumerate(self.new) if is_system(m)}
+        )
+        by_position = {r.position: r for r in self.rows}
+        rewrite = [by_position[p] for p in rows.rewrite]
+        parts = row_parts(self.cid, self.base, self.new, rows, rewrite, self.ttl_seconds)
+        # Every write moves the guard, even one that only deletes: a client holding the old
+        # guard (and the old rows) must lose its next race instead of trimming by stale rows.
+        end = self.base + max(len(self.new), 1)
+        state = (self.ttl_seconds, end, self.origin, systems, self.cid, self.guard)
+        parts.append(("cas_state", state))
+        return Batch(tuple(parts), end, rows.kept)

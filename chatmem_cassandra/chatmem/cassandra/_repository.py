@@ -13,34 +13,26 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from chatmem.core import (
+from chatmem.core import Message, SchemaCheck
+from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
-    Message,
-    SchemaCheck,
+    OwnedClientMixin,
     WindowEdit,
+    owning,
+    require,
     retry,
 )
-from chatmem.core._errors import require
 
-from ._codec import (
-    Decoder,
-    StoredRow,
-    SystemEntry,
-    decode_cursor,
-    encode_cursor,
-    is_system,
-    row_values,
-    system_entry,
-)
+from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._errors import translate_errors
-from ._plan import new_origin, plan_rows
+from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
 from ._schema import Statements, ensure_schema, missing_schema, schema_cql, statements
 
 DEFAULT_REQUEST_TIMEOUT = 10.0
@@ -66,20 +58,6 @@ class _Known:
     rows: tuple[int, ...] = ()  # newest row positions, newest first (a prefix of the truth)
 
 
-@dataclass
-class _Snapshot:
-    """One consistent read of a conversation (rows newest first)."""
-
-    next_position: int | None = None
-    origin: int | None = None
-    systems: dict[int, SystemEntry] = field(default_factory=dict)
-    rows: list[StoredRow] = field(default_factory=list)
-    complete: bool = True
-
-    def messages(self, decoder: Decoder) -> list[Message]:
-        return decoder.merge_log(self.rows, self.systems, self.origin)
-
-
 def _seq(row: Any) -> Sequence[Any]:
     """Row values in column order, whatever row factory the caller's session uses."""
     if isinstance(row, tuple):  # tuple and named-tuple factories (the driver's default)
@@ -87,7 +65,7 @@ def _seq(row: Any) -> Sequence[Any]:
     return list(row.values()) if isinstance(row, Mapping) else row
 
 
-class CassandraChatMemoryRepository(BaseChatMemoryRepository):
+class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in Cassandra: one partition per conversation, one LWT batch per write.
 
     Pass a ``cassandra.cluster.Session`` (never closed by us) or use ``from_url``; options are
@@ -109,7 +87,6 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
         self._decoder = Decoder()
-        self._owned_cluster: Any = None
         self._schema_check = SchemaCheck(
             lambda: missing_schema(self._session, self.config), "the Cassandra cluster"
         )
@@ -160,28 +137,15 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             connect_timeout=connect_timeout,
             control_connection_timeout=connect_timeout,
         )
-        try:
+
+        def connect() -> CassandraChatMemoryRepository:
             with translate_errors("connect"):
                 session = cluster.connect()
-            repo = cls(session, **options)
-        except BaseException:
-            cluster.shutdown()
-            raise
-        repo._owned_cluster = cluster
+            return cls(session, **options)
+
+        repo = owning(cluster, cluster.shutdown, connect)
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
-
-    def close(self) -> None:
-        """Shut down the cluster ``from_url`` connected (a session passed in is left open)."""
-        if self._owned_cluster is not None:
-            self._owned_cluster.shutdown()
-            self._owned_cluster = None
-
-    def __enter__(self) -> CassandraChatMemoryRepository:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def create_schema(self) -> None:
         """Create the keyspace and table when missing (race-safe), then check the table."""
@@ -225,7 +189,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         with translate_errors(what):
             return self._session.execute(bound)
 
-    def _cas(self, cid: str, parts: Sequence[tuple[str, Sequence[Any]]], what: str) -> bool:
+    def _cas(self, cid: str, parts: Sequence[Part], what: str) -> bool:
         """Run a conditional single-partition batch; on a lost race remember the new guard."""
         from cassandra import ConsistencyLevel
         from cassandra.query import BatchStatement, BatchType
@@ -261,21 +225,21 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
             return self._known.get(cid)
 
     # -- reads ----------------------------------------------------------------------------
-    def _read(self, cid: str, limit: int | None) -> _Snapshot:
+    def _read(self, cid: str, limit: int | None) -> Snapshot:
         """Statics plus the newest ``limit`` rows (all rows when None), consistently."""
         if limit is None:
             return retry(lambda: self._read_all(cid), what="a paged read")
         rows = self._run("select_last", (cid, limit), "a read", fetch_size=limit + 1)
-        snap = _Snapshot()
+        snap = Snapshot()
         for row in rows:
             self._take(snap, _seq(row))
         snap.complete = len(snap.rows) < limit
         self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
         return snap
 
-    def _read_all(self, cid: str) -> _Snapshot | None:
+    def _read_all(self, cid: str) -> Snapshot | None:
         result = self._run("select_log", (cid,), "a read", fetch_size=self.config.fetch_size)
-        snap = _Snapshot()
+        snap = Snapshot()
         first = True
         for row in result:  # pages lazily; every page must show the same guard
             values = _seq(row)
@@ -287,7 +251,7 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         return snap
 
     @staticmethod
-    def _take(snap: _Snapshot, values: Sequence[Any]) -> None:
+    def _take(snap: Snapshot, values: Sequence[Any]) -> None:
         snap.next_position, snap.origin = values[0], values[1]
         snap.systems = dict(values[2] or {})
         if values[3] is not None:
@@ -348,11 +312,12 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         retry(attempt, attempts=RETRIES, what="delete", max_sleep=MAX_BACKOFF)
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
+        ttl = self.config.ttl_seconds
+
         def attempt() -> bool | None:
             known = self._recall(cid)
             guard = known.next_position if known is not None else self._guard(cid)
-            base = guard if guard is not None else new_origin()
-            return self._write(cid, guard, base, base, {}, [], messages, floor=guard)
+            return self._apply(cid, WritePlan.replace(cid, guard, messages, ttl).batch())
 
         retry(attempt, attempts=RETRIES, what="save_all", max_sleep=MAX_BACKOFF)
 
@@ -366,21 +331,8 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
                 if ttl:
                     return self._edit(cid, snap, WindowEdit(append=tuple(messages)), trim_to)
                 known = _Known(snap.next_position, tuple(r.position for r in snap.rows))
-            guard = known.next_position
-            base = guard if guard is not None else new_origin()
-            plan = plan_rows(known.rows, new=_new_rows(base, messages), keep=trim_to)
-            systems = {base + i: system_entry(m) for i, m in enumerate(messages) if is_system(m)}
-            parts = self._row_parts(cid, base, messages, plan.floor, ())
-            if guard is None:
-                parts.append(("cas_state", (0, base + len(messages), base, systems, cid, None)))
-            elif systems:
-                parts.append(("cas_add_systems", (base + len(messages), systems, cid, guard)))
-            else:
-                parts.append(("cas_next", (base + len(messages), cid, guard)))
-            if not self._cas(cid, parts, "an append"):
-                return None
-            self._remember(cid, _Known(base + len(messages), plan.kept))
-            return True
+            plan = plan_append(cid, known.next_position, known.rows, messages, trim_to)
+            return self._apply(cid, plan, "an append")
 
         retry(attempt, attempts=RETRIES, what="append", max_sleep=MAX_BACKOFF)
 
@@ -394,108 +346,17 @@ class CassandraChatMemoryRepository(BaseChatMemoryRepository):
         retry(attempt, attempts=RETRIES, what="window edit", max_sleep=MAX_BACKOFF)
 
     # -- writing ----------------------------------------------------------------------------
-    def _edit(self, cid: str, snap: _Snapshot, edit: WindowEdit, keep: int | None) -> bool | None:
-        """Apply ``edit`` (positions relative to the origin) to the state ``snap`` read."""
-        if not edit.append and not edit.delete_positions and edit.delete_non_system_below is None:
-            return True
-        guard = snap.next_position
-        origin = snap.origin if snap.origin is not None else (guard or 0)
-        base = guard if guard is not None else new_origin()
-        if guard is None:
-            origin = base
-        removed = {origin + p for p in edit.delete_positions}
-        below = (
-            None if edit.delete_non_system_below is None else origin + edit.delete_non_system_below
-        )
-        systems = {p: e for p, e in snap.systems.items() if p not in removed}
-        return self._write(
-            cid,
-            guard,
-            base,
-            origin,
-            systems,
-            snap.rows,
-            list(edit.append),
-            keep=keep,
-            removed=removed,
-            below=below,
-            complete=snap.complete,
-        )
+    def _edit(self, cid: str, snap: Snapshot, edit: WindowEdit, keep: int | None) -> bool | None:
+        """Apply ``edit`` to the state ``snap`` read; None when another write won."""
+        plan = WritePlan.edit(cid, snap, edit, keep, self.config.ttl_seconds)
+        return True if plan is None else self._apply(cid, plan.batch())
 
-    def _write(
-        self,
-        cid: str,
-        guard: int | None,
-        base: int,
-        origin: int,
-        systems: dict[int, SystemEntry],
-        rows: Sequence[StoredRow],
-        new: list[Message],
-        *,
-        keep: int | None = None,
-        removed: set[int] | frozenset[int] = frozenset(),
-        below: int | None = None,
-        floor: int | None = None,
-        complete: bool = True,
-    ) -> bool | None:
-        """One conditional batch writing the whole state: statics (with the TTL), new rows,
-        deletions, and with a TTL the surviving rows again."""
-        ttl = self.config.ttl is not None
-        if floor is not None:  # save_all: everything stored goes
-            below, rows = floor, []
-        plan = plan_rows(
-            [r.position for r in rows],
-            new=_new_rows(base, new),
-            keep=keep,
-            removed=removed,
-            below=below,
-            ttl=ttl,
-            complete=complete,
-            next_position=base,
-        )
-        systems = dict(systems)
-        systems.update({base + i: system_entry(m) for i, m in enumerate(new) if is_system(m)})
-        by_position = {r.position: r for r in rows}
-        rewrite = [by_position[p] for p in plan.rewrite]
-        parts = self._row_parts(cid, base, new, plan.floor, plan.delete, rewrite)
-        # Every write moves the guard, even one that only deletes: a client holding the old
-        # guard (and the old rows) must lose its next race instead of trimming by stale rows.
-        next_position = base + max(len(new), 1)
-        parts.append(
-            ("cas_state", (self.config.ttl_seconds, next_position, origin, systems, cid, guard))
-        )
-        if not self._cas(cid, parts, "a write"):
+    def _apply(self, cid: str, batch: Batch, what: str = "a write") -> bool | None:
+        """Run one planned batch; remember what it leaves known, or None when it lost."""
+        if not self._cas(cid, batch.parts, what):
             return None
-        self._remember(cid, _Known(next_position, plan.kept))
+        self._remember(cid, _Known(batch.next_position, batch.kept))
         return True
-
-    def _row_parts(
-        self,
-        cid: str,
-        base: int,
-        new: Sequence[Message],
-        floor: int | None,
-        delete: Sequence[int],
-        rewrite: Sequence[StoredRow] = (),
-    ) -> list[tuple[str, Sequence[Any]]]:
-        ttl = self.config.ttl_seconds
-        parts: list[tuple[str, Sequence[Any]]] = []
-        if floor is not None:
-            parts.append(("delete_below", (cid, floor)))
-        parts.extend(("delete_row", (cid, p)) for p in delete)
-        for r in rewrite:
-            parts.append(
-                ("insert_row", (cid, r.position, r.message_type, r.content, r.created_at, ttl))
-            )
-        for i, m in enumerate(new):
-            if not is_system(m):
-                parts.append(("insert_row", (cid, base + i, *row_values(m), ttl)))
-        return parts
-
-
-def _new_rows(base: int, messages: Sequence[Message]) -> list[int]:
-    """Positions of the non-system rows an append inserts, newest first."""
-    return [base + i for i in range(len(messages) - 1, -1, -1) if not is_system(messages[i])]
 
 
 def _check_seconds(argument: str, value: object) -> None:

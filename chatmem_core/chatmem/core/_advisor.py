@@ -1,5 +1,5 @@
 """``MessageChatMemoryAdvisor``: Spring AI's memory advisor around any model call
-(behaviour.md section 5).
+(docs/behaviour.md section 5).
 
 Before the call (``before``): the conversation id comes from the call context under
 ``CONVERSATION_ID`` (there is no default; a missing id is an error); the stored memory goes in

@@ -1,4 +1,4 @@
-"""``MessageWindowChatMemory``: a sliding window over a repository (behaviour.md section 3).
+"""``MessageWindowChatMemory``: a sliding window over a repository (docs/behaviour.md section 3).
 
 With a chatmem repository, ``add`` is one atomic store operation (an append unless the added
 messages carry a system message) and ``get`` reads only the window; concurrent adds on one

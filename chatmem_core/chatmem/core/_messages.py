@@ -298,8 +298,3 @@ MESSAGE_CLASSES: tuple[type, ...] = (
     SystemMessage,
     ToolResponseMessage,
 )
-
-
-def is_message(value: object) -> bool:
-    """True for an instance of one of the four message classes."""
-    return isinstance(value, MESSAGE_CLASSES)

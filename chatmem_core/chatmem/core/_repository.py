@@ -93,17 +93,37 @@ def stamp(messages: Sequence[Message], now: datetime | None = None) -> list[Mess
 
 
 def retry(
-    fn: Callable[[], T | None], *, attempts: int = 50, what: str = "update", max_sleep: float = 0.05
+    fn: Callable[[], T | None],
+    *,
+    attempts: int = 50,
+    what: str = "update",
+    max_sleep: float = 0.05,
+    base_sleep: float = 0.0005,
+    retry_on: Callable[[Exception], bool] | None = None,
 ) -> T:
-    """Call ``fn`` until it returns non-None (None means it lost a race); bounded, with
-    jittered exponential backoff so contending writers spread out instead of colliding."""
+    """Call ``fn`` until it returns non-None, at most ``attempts`` times; then ConcurrencyError.
+
+    The one retry loop of chatmem. ``None`` means ``fn`` lost a race; so does an exception
+    for which ``retry_on`` is true (a store error that guarantees nothing was written, such as
+    a deadlock); any other exception propagates at once. The first retry is immediate (a
+    stale cached state is the usual loser), later ones back off exponentially from
+    ``base_sleep`` with jitter, capped at ``max_sleep``, so contending writers spread out.
+    """
+    last: Exception | None = None
     for attempt in range(attempts):
-        result = fn()
+        try:
+            result = fn()
+        except Exception as exc:
+            if retry_on is None or not retry_on(exc):
+                raise
+            last, result = exc, None
         if result is not None:
             return result
         if attempt:
-            time.sleep(random.uniform(0, min(max_sleep, 0.0005 * 2**attempt)))
-    raise ConcurrencyError(f"{what} kept conflicting with concurrent writers ({attempts} tries)")
+            time.sleep(random.uniform(0, min(max_sleep, base_sleep * 2**attempt)))
+    raise ConcurrencyError(
+        f"{what} kept conflicting with concurrent writers ({attempts} tries)"
+    ) from last
 
 
 class BaseChatMemoryRepository(ABC):

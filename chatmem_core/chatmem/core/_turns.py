@@ -1,4 +1,4 @@
-"""Turn sessions and preprocessors (behaviour.md section 4, after JetBrains Koog).
+"""Turn sessions and preprocessors (docs/behaviour.md section 4, after JetBrains Koog).
 
 A turn loads a conversation before an agent run and stores the updated transcript only when
 the run completes; an exception, a cancellation or KeyboardInterrupt leaves the stored

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 
 from ._errors import InvalidArgumentError, InvalidIdentifierError
 from ._messages import MESSAGE_CLASSES, Message, check_text
@@ -20,6 +21,9 @@ _CQL_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
 _CYPHER_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY_PREFIX = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 _INDEX_NAME = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+# MongoDB allows more, but a name we never have to quote or explain: letters, digits, _ . -;
+# no "$", no NUL, short enough for any namespace limit.
+_COLLECTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,119}")
 
 
 def validate_conversation_id(
@@ -100,3 +104,35 @@ def redis_key_prefix(value: object, argument: str = "key_prefix") -> str:
 def index_name(value: object, argument: str = "index_name") -> str:
     """A search index name: letters, digits, ``_`` and ``-``, 1 to 64 characters."""
     return _check(_INDEX_NAME, value, argument, "letters, digits, _ -; 1 to 64")
+
+
+def collection_name(value: object, argument: str = "collection_name") -> str:
+    """A MongoDB collection name: ``[A-Za-z_][A-Za-z0-9_.-]*``, at most 120 characters, no
+    empty dotted part, not in the reserved ``system.`` namespace."""
+    rule = "a letter or _, then letters, digits, _ . -; at most 120; not system.*"
+    name = _check(_COLLECTION_NAME, value, argument, rule)
+    if name.startswith("system.") or name.endswith(".") or ".." in name:
+        raise InvalidIdentifierError(argument, f"{value!r} is not a valid name ({rule})")
+    return name
+
+
+def validate_ttl(
+    value: object,
+    *,
+    minimum: timedelta = timedelta(microseconds=1),
+    maximum: timedelta | None = None,
+    argument: str = "ttl",
+) -> timedelta | None:
+    """A time-to-live: None (keep forever) or a ``timedelta`` from ``minimum`` to ``maximum``
+    (the store's own bounds: its clock resolution and its largest expiry)."""
+    if value is None:
+        return None
+    if not isinstance(value, timedelta):
+        raise InvalidArgumentError(
+            argument, f"must be a timedelta or None, got {type(value).__name__}"
+        )
+    if value < minimum:
+        raise InvalidArgumentError(argument, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise InvalidArgumentError(argument, f"must be at most {maximum}, got {value}")
+    return value

@@ -1,6 +1,6 @@
 """The window rule as pure functions: no store, no I/O, tested on their own.
 
-The rule (behaviour.md section 3): system messages are never evicted; when the total is over
+The rule (docs/behaviour.md section 3): system messages are never evicted; when the total is over
 the window, the oldest non-system messages go, and the cut moves forward to the next user
 message so the kept part starts at a whole turn. For a log ``N`` of non-system messages and a
 capacity ``c = window - len(systems)`` that is: all of ``N`` if ``len(N) <= c``, else the
@@ -114,8 +114,3 @@ def apply_window_edit(log: Sequence[Message], edit: WindowEdit) -> list[Message]
         )
     ]
     return kept + list(edit.append)
-
-
-def trim_point(log_non_system_count: int, keep: int) -> int:
-    """How many of the oldest non-system rows an append may drop, keeping ``keep`` newest."""
-    return max(log_non_system_count - keep, 0)

@@ -3,7 +3,7 @@
 Install with ``pip install "chatmem[sqlite]"`` (or the extra of your database).
 """
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("sqlalchemy", "sqlite")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatmem.core import SchemaMode, schema_mode
-from chatmem.core._errors import InvalidArgumentError
-from chatmem.core._validation import sql_identifier
+from chatmem.core.backend import InvalidArgumentError, sql_identifier
 
 DEFAULT_TABLE_NAME = "ai_chat_memory"
 DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"

@@ -9,16 +9,16 @@ append. An unknown dialect is an error listing the supported ones.
 from __future__ import annotations
 
 import importlib
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.types import TypeDecorator
 
-from chatmem.core._errors import InvalidArgumentError
+from chatmem.core.backend import InvalidArgumentError
 
 if TYPE_CHECKING:
     from chatmem.core import Message
@@ -42,7 +42,7 @@ class FastPath(Protocol):
 
 # engine.dialect.name -> "module:Class" (imported only when used)
 DIALECTS: dict[str, str] = {
-    "sqlite": "chatmem.jdbc._dialects:SqliteDialect",
+    "sqlite": "chatmem.jdbc._sqlite:SqliteDialect",
     "postgresql": "chatmem.jdbc._postgresql:PostgresDialect",
     "mysql": "chatmem.jdbc._mysql:MysqlDialect",
     "mariadb": "chatmem.jdbc._mysql:MysqlDialect",
@@ -51,12 +51,36 @@ DIALECTS: dict[str, str] = {
 }
 
 
+ID_BYTES = 1020
+"""255 characters of up to 4 UTF-8 bytes each."""
+
+
+class Utf8Id(TypeDecorator[str]):
+    """A conversation id stored as its UTF-8 bytes (``VARBINARY``; ``RAW`` on Oracle), so the
+    database compares ids byte for byte: never case-, accent- or trailing-space-folded."""
+
+    impl = sa.types.VARBINARY(ID_BYTES)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "oracle":
+            from sqlalchemy.dialects.oracle import RAW
+
+            return dialect.type_descriptor(RAW(ID_BYTES))
+        return dialect.type_descriptor(sa.types.VARBINARY(ID_BYTES))
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> bytes | None:
+        return None if value is None else value.encode("utf-8")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else bytes(value).decode("utf-8")
+
+
 class SqlDialect:
     """Portable behaviour; subclasses override what their database does differently."""
 
     name: ClassVar[str] = "generic"
     embedded: ClassVar[bool] = False
-    supports_if_not_exists: ClassVar[bool] = True
     limit_in_union_member: ClassVar[bool] = False
     """True where ``(SELECT ..) UNION ALL (SELECT .. ORDER BY .. LIMIT n)`` is valid SQL; the
     window read then needs no derived tables (6x faster on MariaDB)."""
@@ -151,53 +175,6 @@ def upsert_returning(insert: Any, conversations: sa.Table) -> Any:
             "updated_at": stmt.excluded.updated_at,
         },
     ).returning(c.next_position)
-
-
-class SqliteDialect(SqlDialect):
-    """SQLite: writers take the database lock up front (BEGIN IMMEDIATE), so a transaction
-    never has to upgrade a read lock and die with SQLITE_BUSY; readers are not blocked in
-    WAL mode."""
-
-    name = "sqlite"
-    embedded = True
-
-    @contextmanager
-    def write(self, engine: Engine) -> Iterator[Connection]:
-        with engine.connect() as raw:
-            conn = raw.execution_options(isolation_level="AUTOCOMMIT")
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.exec_driver_sql("ROLLBACK")
-                raise
-            conn.exec_driver_sql("COMMIT")
-
-    def lock_conversation(self, conn: Connection, conversations: sa.Table, cid: str) -> int | None:
-        stmt = sa.select(conversations.c.next_position).where(
-            conversations.c.conversation_id == cid
-        )
-        value = conn.execute(stmt).scalar_one_or_none()
-        return None if value is None else int(value)
-
-    def is_retryable(self, exc: DBAPIError) -> bool:
-        return isinstance(exc, IntegrityError) or "database is locked" in str(exc.orig)
-
-    def fast_path(
-        self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
-    ) -> FastPath | None:
-        if engine.dialect.driver != "pysqlite" or reserve_sql is None:
-            return None
-        from ._sqlite_fast import SqliteFastPath
-
-        return SqliteFastPath(engine, statements, reserve_sql)
-
-    def reserve_statement(self, conversations: sa.Table) -> Any | None:
-        if sqlite3.sqlite_version_info < (3, 35):
-            return None
-        from sqlalchemy.dialects.sqlite import insert
-
-        return upsert_returning(insert, conversations)
 
 
 def dialect_for(name: str) -> SqlDialect:

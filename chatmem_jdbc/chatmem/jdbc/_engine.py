@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from chatmem.core import MissingDependencyError
 
 IDLE_PING_SECONDS = 10.0
+"""A pooled connection idle this long is pinged at checkout (see ``ping_when_idle``)."""
 
 DEFAULT_DRIVERS = {
     "postgres": "postgresql+psycopg",

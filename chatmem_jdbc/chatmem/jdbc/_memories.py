@@ -16,10 +16,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 
-from chatmem.core import SchemaMode
-from chatmem.core._errors import ConcurrencyError, SchemaError
+from chatmem.core.backend import OwnedClientMixin, SchemaError, SchemaMode, retry
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     AddResult,
@@ -46,6 +45,7 @@ from ._memory_schema import (
     naive_utc,
     to_row,
 )
+from ._schema import create_tables
 
 ADD_ATTEMPTS = 5
 
@@ -64,10 +64,11 @@ def _translate(what: str) -> Iterator[None]:
         ) from exc.__cause__
 
 
-class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
+class JdbcMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     """Memory records in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle.
 
-    Pass a SQLAlchemy ``Engine`` (never disposed by us) or a URL. ``initialize_schema``
+    Pass a SQLAlchemy ``Engine`` (never disposed by us) or a URL (an engine made from it is
+    the repository's own: ``close()`` disposes it). ``initialize_schema``
     works as for the chat tables: ``embedded`` (create on SQLite only), ``always``,
     ``never`` (apply ``schema_sql()`` / ``chatmem memories schema`` yourself)."""
 
@@ -82,19 +83,20 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
     ) -> None:
         super().__init__(clock=clock, pending_ttl=pending_ttl)
         self.config = JdbcConfig(table_name=table_name, initialize_schema=initialize_schema)
-        self._owns_engine = isinstance(engine, str)
-        self.engine = make_engine(engine) if isinstance(engine, str) else engine
-        self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
-        self.tables: MemoryTables = build_memory_tables(self.config.table_name, self.dialect)
-        self._sql = build_memory_statements(self.tables.records)
-        mode = self.config.initialize_schema
-        if mode == "always" or (mode == "embedded" and self.dialect.embedded):
-            self.create_schema()
-
-    def close(self) -> None:
-        """Dispose the engine if this repository created it from a URL."""
-        if self._owns_engine:
-            self.engine.dispose()
+        if isinstance(engine, str):
+            engine = make_engine(engine)
+            self._own(engine, engine.dispose)
+        self.engine = engine
+        try:
+            self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
+            self.tables: MemoryTables = build_memory_tables(self.config.table_name, self.dialect)
+            self._sql = build_memory_statements(self.tables.records)
+            mode = self.config.initialize_schema
+            if mode == "always" or (mode == "embedded" and self.dialect.embedded):
+                self.create_schema()
+        except BaseException:
+            self.close()  # an engine made here is disposed, a caller's is left alone
+            raise
 
     def schema_sql(self) -> list[str]:
         """The DDL for this repository's database, for your own migrations."""
@@ -102,19 +104,15 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
 
     def create_schema(self) -> None:
         """Create the table and indexes if missing; safe when processes race to do it."""
-        with _translate("creating the memory record schema"):
-            for attempt in range(5):
-                try:
-                    self.tables.metadata.create_all(self.engine, checkfirst=True)
-                    return
-                except DBAPIError as exc:
-                    if "exist" not in str(exc.orig).lower() or attempt == 4:
-                        raise
+        what = "creating the memory record schema"
+        with _translate(what):
+            create_tables(self.tables.metadata, self.engine, what)
 
     # -- hooks -------------------------------------------------------------------------
     def _add(self, record: MemoryRecord, key: str) -> AddResult:
         row = to_row(record, key)
-        for _ in range(ADD_ATTEMPTS):
+
+        def attempt() -> AddResult | None:
             try:
                 with _translate("storing a memory"), self.engine.begin() as conn:
                     conn.execute(self._sql.insert, row)
@@ -122,11 +120,12 @@ class JdbcMemoryRecordRepository(BaseMemoryRecordRepository):
             except Exception as exc:
                 if not isinstance(exc.__cause__, IntegrityError):
                     raise
-            # Lost to an equal memory (maybe concurrently written): return the stored one.
+            # Lost to an equal memory (maybe concurrently written): return the stored one;
+            # None when it was deleted meanwhile (insert again).
             existing = self._one(self._sql.by_key, {"key": key}, "reading a memory")
-            if existing is not None:
-                return AddResult(existing, False)
-        raise ConcurrencyError("storing a memory kept conflicting with concurrent deletes")
+            return None if existing is None else AddResult(existing, False)
+
+        return retry(attempt, attempts=ADD_ATTEMPTS, what="storing a memory")
 
     def _find(
         self,

@@ -88,7 +88,7 @@ def memory_schema_statements(
 def memory_schema_sql(url_or_dialect: str, *, table_name: str = DEFAULT_MEMORY_TABLE_NAME) -> str:
     """The record table's DDL for a database named by URL or dialect name, as one script;
     needs no connection and no driver."""
-    from chatmem.core._validation import sql_identifier
+    from chatmem.core.backend import sql_identifier
 
     from ._dialects import dialect_for
 

@@ -30,8 +30,7 @@ from sqlalchemy.dialects import mssql
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from ._dialects import SqlDialect
-from ._mysql import Utf8Id
+from ._dialects import SqlDialect, Utf8Id
 
 if TYPE_CHECKING:
     from ._schema import Tables
@@ -44,7 +43,6 @@ class MssqlDialect(SqlDialect):
     """SQL Server 2019+ and Azure SQL."""
 
     name = "mssql"
-    supports_if_not_exists = False
 
     def id_type(self) -> sa.types.TypeEngine[Any]:
         return Utf8Id()

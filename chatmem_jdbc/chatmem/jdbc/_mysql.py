@@ -26,38 +26,13 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.types import TypeDecorator
 
-from ._dialects import SqlDialect
-
-ID_BYTES = 1020
-"""255 characters of up to 4 UTF-8 bytes each."""
+from ._dialects import SqlDialect, Utf8Id
 
 RETRYABLE_ERRNOS = frozenset({1205, 1213})
 """ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK."""
-
-
-class Utf8Id(TypeDecorator[str]):
-    """A conversation id stored as its UTF-8 bytes (``VARBINARY``; ``RAW`` on Oracle), so the
-    database compares ids byte for byte: never case-, accent- or trailing-space-folded."""
-
-    impl = sa.types.VARBINARY(ID_BYTES)
-    cache_ok = True
-
-    def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "oracle":
-            from sqlalchemy.dialects.oracle import RAW
-
-            return dialect.type_descriptor(RAW(ID_BYTES))
-        return dialect.type_descriptor(sa.types.VARBINARY(ID_BYTES))
-
-    def process_bind_param(self, value: str | None, dialect: Dialect) -> bytes | None:
-        return None if value is None else value.encode("utf-8")
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
-        return None if value is None else bytes(value).decode("utf-8")
 
 
 def utf8mb4_longtext() -> sa.types.TypeEngine[Any]:

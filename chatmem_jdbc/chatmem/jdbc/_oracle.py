@@ -22,8 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import oracle
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from ._dialects import SqlDialect
-from ._mysql import Utf8Id
+from ._dialects import SqlDialect, Utf8Id
 
 RETRYABLE_ORA = frozenset({1, 60, 8177})
 
@@ -32,7 +31,6 @@ class OracleDialect(SqlDialect):
     """Oracle Database 19c+ and 23ai."""
 
     name = "oracle"
-    supports_if_not_exists = False  # only 23ai has CREATE TABLE IF NOT EXISTS
 
     def id_type(self) -> sa.types.TypeEngine[Any]:
         return Utf8Id()

@@ -38,11 +38,11 @@ from chatmem.core import Message
 
 from ._codec import from_values, to_row
 from ._dialects import FastPath, SqlDialect, upsert_returning
-from ._errors import translate_errors
+from ._errors import as_dbapi_error, translated
+from ._statements import Compiled, Statements
 
 if TYPE_CHECKING:
     from ._schema import Tables
-    from ._statements import Statements
 
 DECODED = ("position", "message_type", "content", "payload", "created_at")
 """The columns the fast path's window read fetches: ``from_values``'s arguments, in order."""
@@ -175,24 +175,12 @@ def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
     return sa.insert(m).from_select([*columns, "payload", "created_at"], rows).add_cte(trimmed)
 
 
-class _Compiled:
-    """A statement compiled once for an engine: its SQL and its constant parameters."""
-
-    def __init__(self, stmt: Any, engine: Engine) -> None:
-        compiled = stmt.compile(dialect=engine.dialect)
-        self.sql: str = compiled.string
-        self.constants: dict[str, Any] = {
-            name: bind.value for bind, name in compiled.bind_names.items() if bind.value is not None
-        }
-        self.plain = not compiled._bind_processors and not compiled.post_compile_params
-
-
 class PsycopgFastPath:
     """Window read and append on the pooled psycopg connection, in autocommit (one round
     trip each); driver errors go through the same translation as SQLAlchemy's."""
 
     def __init__(
-        self, dialect: PostgresDialect, engine: Engine, window: _Compiled, append: _Compiled
+        self, dialect: PostgresDialect, engine: Engine, window: Compiled, append: Compiled
     ) -> None:
         self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
 
@@ -201,22 +189,20 @@ class PsycopgFastPath:
         cls, dialect: PostgresDialect, engine: Engine, window: Any, append: Any
     ) -> PsycopgFastPath | None:
         """The fast path, or None when a statement needs SQLAlchemy's parameter processing."""
-        compiled = _Compiled(window, engine), _Compiled(append, engine)
+        compiled = Compiled(window, engine), Compiled(append, engine)
         if not all(c.plain for c in compiled):
             return None
         return cls(dialect, engine, *compiled)
 
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
         with self._cursor(self.window, "reading the window") as cur:
-            cur.execute(
-                self.window.sql, {**self.window.constants, "cid": cid, "n": non_system_limit}
-            )
+            cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
             rows = cur.fetchall()
         return [from_values(*r) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
-        params = {**self.append_sql.constants, **self.dialect.append_parameters(cid, rows, trim_to)}
+        params = self.append_sql.params(**self.dialect.append_parameters(cid, rows, trim_to))
         try:
             with self._cursor(self.append_sql, "appending") as cur:
                 cur.execute(self.append_sql.sql, params)
@@ -225,7 +211,7 @@ class PsycopgFastPath:
         return True
 
     @contextmanager
-    def _cursor(self, stmt: _Compiled, what: str) -> Iterator[Any]:
+    def _cursor(self, stmt: Compiled, what: str) -> Iterator[Any]:
         import psycopg
 
         try:
@@ -252,24 +238,16 @@ class PsycopgFastPath:
         finally:
             raw.close()
 
-    def _translated(self, exc: Exception, stmt: _Compiled, what: str, *, lost: bool) -> Exception:
+    def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
         """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
         import psycopg
 
-        wrapped = DBAPIError.instance(
-            stmt.sql, None, exc, psycopg.Error, connection_invalidated=lost,
-            dialect=self.engine.dialect,
-        )  # fmt: skip
+        wrapped = as_dbapi_error(exc, stmt.sql, self.engine, psycopg.Error, lost=lost)
         if not isinstance(wrapped, DBAPIError):
             return wrapped
         if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
             return _LostRace()
-        try:
-            with translate_errors(what):
-                raise wrapped from exc
-        except Exception as translated:
-            return translated
-        return wrapped  # pragma: no cover (translate_errors always raises)
+        return translated(wrapped, what)
 
 
 class _LostRace(Exception):

@@ -19,13 +19,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from chatmem.core import (
+from chatmem.core import Message, SchemaCheck, SchemaMode
+from chatmem.core.backend import (
     BaseChatMemoryRepository,
     ConversationIdPage,
-    Message,
-    SchemaCheck,
-    SchemaMode,
+    OwnedClientMixin,
     WindowEdit,
+    owning,
     retry,
 )
 
@@ -34,17 +34,18 @@ from ._config import JdbcConfig
 from ._dialects import FastPath, SqlDialect, dialect_for
 from ._engine import make_engine
 from ._errors import translate_errors
-from ._schema import Tables, build_tables, schema_sql, schema_statements
+from ._schema import Tables, build_tables, create_tables, schema_sql, schema_statements
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
 
 
-class JdbcChatMemoryRepository(BaseChatMemoryRepository):
+class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle.
 
     Pass a SQLAlchemy ``Engine`` (never disposed by us) or a URL string; use ``from_url`` for
-    the URL form with engine options.
+    the URL form with engine options. An engine made from a URL is the repository's own:
+    ``close()`` (or leaving a ``with`` block) disposes it.
     """
 
     def __init__(
@@ -58,8 +59,19 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             table_name=table_name,
             initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
         )
-        self._owns_engine = isinstance(engine, str)
-        self.engine = make_engine(engine) if isinstance(engine, str) else engine
+        if isinstance(engine, str):
+            owned = make_engine(engine)
+            self._own(owned, owned.dispose)
+            try:
+                self._setup(owned)
+            except BaseException:
+                self.close()
+                raise
+        else:
+            self._setup(engine)
+
+    def _setup(self, engine: Engine) -> None:
+        self.engine = engine
         self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
         self.tables: Tables = build_tables(self.config.table_name, self.dialect)
         self._sql: Statements = build_statements(
@@ -90,21 +102,10 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
     ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
-        ``postgresql+psycopg://user:pw@host/db``."""
+        ``postgresql+psycopg://user:pw@host/db``; ``close()`` disposes the engine made."""
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_engine(url, **(engine_options or {}))
-        try:
-            repo = cls(engine, **options)
-        except BaseException:
-            engine.dispose()
-            raise
-        repo._owns_engine = True
-        return repo
-
-    def close(self) -> None:
-        """Dispose the engine if this repository created it from a URL."""
-        if self._owns_engine:
-            self.engine.dispose()
+        return owning(engine, engine.dispose, lambda: cls(engine, **options))
 
     # -- schema ----------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
@@ -129,17 +130,12 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
         to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
         write lock is taken up front, so no connection has to upgrade a read lock, which
         SQLite refuses at once with "database is locked"); servers retry a lost race."""
-        with translate_errors("creating the chat memory schema"), self._serial:
+        what = "creating the chat memory schema"
+        with translate_errors(what), self._serial:
             if self.dialect.embedded:
-                retry(self._create_in_transaction, what="creating the chat memory schema")
+                retry(self._create_in_transaction, what=what)
             else:
-                for attempt in range(5):
-                    try:
-                        self.tables.metadata.create_all(self.engine, checkfirst=True)
-                        break
-                    except DBAPIError as exc:
-                        if "exist" not in str(exc.orig).lower() or attempt == 4:
-                            raise
+                create_tables(self.tables.metadata, self.engine, what)
         self._schema_check.passed()
 
     def _create_in_transaction(self) -> bool | None:
@@ -313,38 +309,36 @@ class JdbcChatMemoryRepository(BaseChatMemoryRepository):
             return fn(conn)
 
     def _write(self, fn: Callable[[Connection], None], what: str) -> None:
+        """Run ``fn`` in a write transaction, re-run when it lost a race."""
         self._schema_check()
 
-        def attempt() -> bool | None:
-            try:
-                with self._serial, self.dialect.write(self.engine) as conn:
-                    fn(conn)
-                return True
-            except DBAPIError as exc:
-                if self.dialect.is_retryable(exc):
-                    return None
-                raise
+        def attempt() -> bool:
+            with self._serial, self.dialect.write(self.engine) as conn:
+                fn(conn)
+            return True
 
-        with translate_errors(what):
-            retry(attempt, what=what)
+        self._retried(attempt, what)
 
     def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
         """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
-        round trips); retried when it lost a race."""
+        round trips); re-run when it lost a race."""
         self._schema_check()
 
-        def attempt() -> bool | None:
-            try:
-                with self._serial, self.engine.connect() as conn:
-                    conn.execution_options(isolation_level="AUTOCOMMIT").execute(stmt, params)
-                return True
-            except DBAPIError as exc:
-                if self.dialect.is_retryable(exc):
-                    return None
-                raise
+        def attempt() -> bool:
+            with self._serial, self.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT").execute(stmt, params)
+            return True
+
+        self._retried(attempt, what)
+
+    def _retried(self, attempt: Callable[[], bool], what: str) -> None:
+        """Core's retry on the dialect's lost-race errors (duplicate key, deadlock...)."""
+
+        def lost_race(exc: Exception) -> bool:
+            return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
 
         with translate_errors(what):
-            retry(attempt, what=what)
+            retry(attempt, what=what, retry_on=lost_race)
 
 
 _LOCK_FOR_MEMORY_DB = threading.RLock()

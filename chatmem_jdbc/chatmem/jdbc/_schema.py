@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Dialect, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateIndex, CreateTable
+
+from chatmem.core.backend import retry
 
 from ._dialects import SqlDialect
 
@@ -77,7 +80,7 @@ def schema_statements(tables: Tables, dialect: Dialect, *, if_not_exists: bool) 
 def schema_sql(url_or_dialect: str, *, table_name: str = "ai_chat_memory") -> str:
     """The DDL for a database named by URL (``postgresql://...``) or dialect name, as one
     SQL script; needs no connection and no driver."""
-    from chatmem.core._validation import sql_identifier
+    from chatmem.core.backend import sql_identifier
 
     from ._dialects import dialect_for
 
@@ -86,3 +89,18 @@ def schema_sql(url_or_dialect: str, *, table_name: str = "ai_chat_memory") -> st
     sa_dialect = sa.make_url(f"{name}://").get_dialect()()
     tables = build_tables(sql_identifier(table_name), dialect_for(sa_dialect.name))
     return ";\n\n".join(schema_statements(tables, sa_dialect, if_not_exists=False)) + ";\n"
+
+
+def create_tables(metadata: sa.MetaData, engine: Engine, what: str) -> None:
+    """``CREATE`` every table and index of ``metadata`` that is missing. Processes racing to
+    do it may see "already exists" from the loser's statement: that one is re-run (its
+    check then finds the tables), any other error is raised."""
+
+    def attempt() -> bool:
+        metadata.create_all(engine, checkfirst=True)
+        return True
+
+    def lost_race(exc: Exception) -> bool:
+        return isinstance(exc, DBAPIError) and "exist" in str(exc.orig).lower()
+
+    retry(attempt, attempts=5, what=what, retry_on=lost_race)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from ._schema import Tables
 
@@ -76,3 +77,24 @@ def build_statements(t: Tables, *, limit_in_union_member: bool = False) -> State
         .limit(1),
         any_left=sa.select(m.c.position).where(in_conv).limit(1),
     )
+
+
+class Compiled:
+    """A statement compiled once for an engine, to run on the driver's own connection (the
+    fast paths): its SQL, its positional parameter order (for ``?``/``%s`` drivers), its
+    constant parameters, and whether it needs none of SQLAlchemy's parameter processing."""
+
+    def __init__(self, stmt: Any, engine: Engine) -> None:
+        compiled = stmt.compile(dialect=engine.dialect)
+        self.sql: str = compiled.string
+        self.order: tuple[str, ...] = tuple(compiled.positiontup or ())
+        self.defaults: dict[str, Any] = {n: b.value for b, n in compiled.bind_names.items()}
+        self.plain: bool = not compiled._bind_processors and not compiled.post_compile_params
+
+    def args(self, **values: Any) -> tuple[Any, ...]:
+        """Positional parameters: ``values`` in the statement's order, constants elsewhere."""
+        return tuple(values[k] if k in values else self.defaults[k] for k in self.order)
+
+    def params(self, **values: Any) -> dict[str, Any]:
+        """Named parameters: the statement's non-null constants overridden by ``values``."""
+        return {**{k: v for k, v in self.defaults.items() if v is not None}, **values}

@@ -3,7 +3,7 @@
 Install with ``pip install "chatmem[mongo]"`` (pymongo only).
 """
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("pymongo", "mongo")
 

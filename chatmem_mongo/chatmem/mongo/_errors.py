@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from bson.errors import BSONError
 from pymongo.errors import ConnectionFailure, DocumentTooLarge, OperationFailure, PyMongoError
 
-from chatmem.core import BackendError, BackendUnavailableError, InvalidArgumentError
+from chatmem.core import ChatMemoryError, InvalidArgumentError
+from chatmem.core.backend import error_translator
 
 # BSONObjectTooLarge, and "resulting document after update is larger than 16 MiB" (two forms)
 _TOO_LARGE_CODES = frozenset({10334, 17419, 17420})
@@ -20,19 +18,21 @@ TOO_LARGE = (
 )
 
 
-@contextmanager
-def translate_errors(what: str) -> Iterator[None]:
-    """Re-raise pymongo/bson errors as BackendError (or its unavailable kind); a document
-    over the size limit (nothing was written) as InvalidArgumentError naming ``messages``."""
-    try:
-        yield
-    except DocumentTooLarge as exc:
-        raise InvalidArgumentError("messages", TOO_LARGE) from exc
-    except ConnectionFailure as exc:
-        raise BackendUnavailableError(f"{what}: MongoDB unreachable: {exc}") from exc
-    except OperationFailure as exc:
-        if exc.code in _TOO_LARGE_CODES:
-            raise InvalidArgumentError("messages", TOO_LARGE) from exc
-        raise BackendError(f"{what} failed: {exc}") from exc
-    except (PyMongoError, BSONError) as exc:
-        raise BackendError(f"{what} failed: {exc}") from exc
+def _too_large(exc: BaseException, what: str) -> ChatMemoryError | None:
+    """A document over the size limit (nothing was written) is the caller's input: an
+    InvalidArgumentError naming ``messages``."""
+    if isinstance(exc, DocumentTooLarge) or (
+        isinstance(exc, OperationFailure) and exc.code in _TOO_LARGE_CODES
+    ):
+        return InvalidArgumentError("messages", TOO_LARGE)
+    return None
+
+
+translate_errors = error_translator(
+    "MongoDB",
+    unavailable=(ConnectionFailure,),
+    failures=(PyMongoError, BSONError),
+    classify=_too_large,
+)
+"""``with translate_errors(what):`` re-raises pymongo/bson errors as ``BackendError`` (or its
+unavailable kind); a document over the size limit as ``InvalidArgumentError("messages")``."""

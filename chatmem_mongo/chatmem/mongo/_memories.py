@@ -30,6 +30,7 @@ from chatmem.core import (
     SchemaMode,
     schema_mode,
 )
+from chatmem.core.backend import collection_name as validate_collection_name
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
@@ -42,7 +43,6 @@ from chatmem.core.longterm import (
     utc_now,
 )
 
-from ._config import collection_name as validate_collection_name
 from ._errors import translate_errors
 
 DEFAULT_MEMORY_COLLECTION_NAME = "ai_memory_record"

@@ -32,10 +32,8 @@ the driver or server (nothing written) and raised as ``InvalidArgumentError("mes
 
 from __future__ import annotations
 
-import random
 import secrets
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -46,17 +44,18 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import ConfigurationError, DuplicateKeyError
 
-from chatmem.core import (
+from chatmem.core import Message, SchemaCheck
+from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
-    ConcurrencyError,
     ConversationIdPage,
     InvalidArgumentError,
-    Message,
-    SchemaCheck,
+    OwnedClientMixin,
     SchemaError,
     SchemaMode,
     WindowEdit,
+    owning,
+    retry,
 )
 
 from ._codec import from_document, to_document
@@ -97,7 +96,7 @@ class _Snapshot(NamedTuple):
 _Change = Callable[[_Snapshot | None], tuple[list[dict[str, Any]], int]]
 
 
-class MongoChatMemoryRepository(BaseChatMemoryRepository):
+class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in a MongoDB collection (default ``ai_chat_memory``).
 
     Pass a ``pymongo`` ``Database``, or a ``MongoClient`` plus ``database_name`` (or a client
@@ -123,7 +122,6 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
         )
         self.database = _database_of(client, database_name)
         self.collection: Collection[dict[str, Any]] = self.database[self.config.collection_name]
-        self._owned_client: MongoClient[Any] | None = None
         self._lock = threading.Lock()
         self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
         self._schema_check = SchemaCheck(
@@ -143,26 +141,9 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
             client: MongoClient[Any] = MongoClient(url, **(client_options or {}))
         except (ConfigurationError, TypeError, ValueError) as exc:
             raise InvalidArgumentError("url", f"is not a usable MongoDB URL: {exc}") from exc
-        try:
-            repo = cls(client, **options)
-        except BaseException:
-            client.close()
-            raise
-        repo._owned_client = client
+        repo = owning(client, client.close, lambda: cls(client, **options))
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
-
-    def close(self) -> None:
-        """Close the client if ``from_url`` created it (a client you passed stays open)."""
-        if self._owned_client is not None:
-            self._owned_client.close()
-            self._owned_client = None
-
-    def __enter__(self) -> MongoChatMemoryRepository:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def create_schema(self) -> None:
         """Create the position index and reconcile the TTL index with ``ttl`` (race-safe)."""
@@ -269,20 +250,20 @@ class MongoChatMemoryRepository(BaseChatMemoryRepository):
     def _mutate(self, cid: str, change: _Change, what: str) -> None:
         """Apply ``change`` to the current document atomically (CAS on ``rev`` + retry)."""
         snap = self._cached(cid)
-        known = snap is not None
-        for attempt in range(MAX_ATTEMPTS):
-            if not known:
+        stale = snap is None
+
+        def attempt() -> bool | None:
+            nonlocal snap, stale
+            if stale:
                 snap = self._read(cid)
             docs, next_position = change(snap)
             if self._write(cid, snap, docs, next_position, what):
-                return
-            known = False
+                return True
+            stale = True  # another write won: start again from what the server holds
             self._forget(cid)
-            if attempt:  # the first retry is immediate: a stale cache is the common cause
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
-        raise ConcurrencyError(
-            f"{what} kept conflicting with concurrent writers ({MAX_ATTEMPTS} tries)"
-        )
+            return None
+
+        retry(attempt, attempts=MAX_ATTEMPTS, what=what, base_sleep=0.001)
 
     def _write(
         self,

@@ -1,6 +1,6 @@
 """chatmem.neo4j: chat memory in Neo4j 5 (``pip install "chatmem[neo4j]"``)."""
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("neo4j", "neo4j")
 

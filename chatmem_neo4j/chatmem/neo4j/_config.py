@@ -7,8 +7,7 @@ from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from chatmem.core import SchemaMode, schema_mode
-from chatmem.core._errors import InvalidArgumentError
-from chatmem.core._validation import cypher_label
+from chatmem.core.backend import InvalidArgumentError, cypher_label
 
 DEFAULT_DATABASE: str | None = None
 """None: the server's default (home) database."""

@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from chatmem.core import BackendError, BackendUnavailableError, ChatMemoryError
+from chatmem.core.backend import error_translator
 from neo4j import exceptions as neo4j_errors
-
-_UNAVAILABLE = (
-    neo4j_errors.ServiceUnavailable,
-    neo4j_errors.SessionExpired,
-    neo4j_errors.AuthError,
-)
 
 
 def rejected_before_commit(exc: BaseException) -> bool:
@@ -21,14 +12,14 @@ def rejected_before_commit(exc: BaseException) -> bool:
     return isinstance(exc, neo4j_errors.Neo4jError) and exc.is_retryable()
 
 
-@contextmanager
-def translate_errors(what: str) -> Iterator[None]:
-    """Re-raise driver failures as ``BackendUnavailableError`` or ``BackendError``."""
-    try:
-        yield
-    except ChatMemoryError:
-        raise
-    except _UNAVAILABLE as exc:
-        raise BackendUnavailableError(f"Neo4j unavailable during {what}: {exc}") from exc
-    except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
-        raise BackendError(f"Neo4j failed during {what}: {exc}") from exc
+translate_errors = error_translator(
+    "Neo4j",
+    unavailable=(
+        neo4j_errors.ServiceUnavailable,
+        neo4j_errors.SessionExpired,
+        neo4j_errors.AuthError,
+    ),
+    failures=(neo4j_errors.Neo4jError, neo4j_errors.DriverError),
+)
+"""``with translate_errors(what):`` re-raises driver failures as ``BackendUnavailableError``
+(no server, expired session, bad credentials) or ``BackendError``."""

@@ -28,7 +28,7 @@ from chatmem.core import (
     SchemaMode,
     schema_mode,
 )
-from chatmem.core._validation import cypher_label
+from chatmem.core.backend import cypher_label
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,

@@ -16,24 +16,23 @@ not yet created do not log warnings); tested on 5.26 LTS.
 from __future__ import annotations
 
 import functools
-import random
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import neo4j
-from chatmem.core import (
+from chatmem.core import Message, SchemaCheck
+from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
-    ConcurrencyError,
     ConversationIdPage,
     InvalidArgumentError,
-    Message,
-    SchemaCheck,
+    OwnedClientMixin,
     SchemaError,
     WindowEdit,
+    owning,
+    retry,
 )
 from neo4j import exceptions as neo4j_errors
 
@@ -47,6 +46,7 @@ ATTEMPTS = 100
 writers appending to one conversation deadlock often (each upgrades its lock on the session
 node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1 s."""
 
+T = TypeVar("T")
 _SCHEMA_LOCK = threading.Lock()
 SCHEMA_ONLINE_SECONDS = 300.0
 """How long ``create_schema`` waits for the constraint's and the index's population."""
@@ -58,7 +58,7 @@ _ALREADY_EXISTS = (
 )
 
 
-class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
+class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory as a graph: a session node per conversation, message nodes with an
     explicit position, and metadata, tool call, tool response and media nodes.
 
@@ -75,7 +75,6 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             )
         self.config = Neo4jConfig.from_options(options)
         self._driver = driver
-        self._owns_driver = False
         self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
         schema = self.schema = Schema.of(self.config)
         self._find_q = schema.find()
@@ -108,30 +107,9 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         if driver_options is not None and not isinstance(driver_options, dict):
             raise InvalidArgumentError("driver_options", "must be a dict of driver settings")
         driver = neo4j.GraphDatabase.driver(target.uri, auth=auth, **(driver_options or {}))
-        try:
-            repo = cls(driver, **options)
-        except BaseException:
-            driver.close()
-            raise
-        repo._owns_driver = True
+        repo = owning(driver, driver.close, lambda: cls(driver, **options))
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
-
-    def close(self) -> None:
-        """Close the driver if ``from_url`` created it; a caller's driver stays open."""
-        if self._owns_driver:
-            self._driver.close()
-
-    def __enter__(self) -> Neo4jChatMemoryRepository:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- schema -------------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
@@ -177,13 +155,14 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
         kinds = ("constraint", "index")
         return [(kind, name, found.get(name)) for kind, name in zip(kinds, names, strict=True)]
 
-    def _run_schema(self, statement: str) -> None:
+    def _run_schema(self, statement: str) -> bool:
         try:
             with self._session(neo4j.WRITE_ACCESS) as session:
                 session.run(statement).consume()
         except neo4j_errors.Neo4jError as exc:
             if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                 raise
+        return True
 
     # -- hooks ----------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -257,18 +236,18 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
             notifications_min_severity="OFF",  # plans are known; no per-query warnings
         )
 
-    def _retry(self, fn: Callable[[], Any]) -> Any:
-        for attempt in range(ATTEMPTS):
-            try:
-                return fn()
-            except neo4j_errors.Neo4jError as exc:
-                if not rejected_before_commit(exc):
-                    raise
-                last = exc
-                # jittered: deadlocked writers retrying in lockstep deadlock again (16
-                # writers on one conversation ran out of tries with a fixed 0.2 s cap)
-                time.sleep(random.uniform(0, min(0.002 * 2**attempt, 1.0)))
-        raise ConcurrencyError(f"Neo4j kept rejecting the statement ({ATTEMPTS} tries)") from last
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Re-run ``fn`` while the server rejects it before commit (deadlock, lock timeout);
+        jittered, so deadlocked writers do not retry in lockstep and deadlock again (16
+        writers on one conversation ran out of tries with a fixed 0.2 s cap)."""
+        return retry(
+            fn,
+            attempts=ATTEMPTS,
+            what="a Neo4j statement",
+            base_sleep=0.002,
+            max_sleep=1.0,
+            retry_on=rejected_before_commit,
+        )
 
     def _run(
         self, query: str, params: dict[str, Any], what: str, mode: str = neo4j.WRITE_ACCESS
@@ -282,8 +261,7 @@ class Neo4jChatMemoryRepository(BaseChatMemoryRepository):
                 return list(session.run(query, params))
 
         with translate_errors(what):
-            result: list[neo4j.Record] = self._retry(run)
-            return result
+            return self._retry(run)
 
     def _messages(self, query: str, params: dict[str, Any], what: str) -> list[Message]:
         records = self._run(query, params, what)  # one record, or none for an unknown id

@@ -95,8 +95,8 @@ class DocumentCache:
     """Decoded documents by their exact bytes: a window read decodes only what is new.
 
     Safe because a document's bytes fully determine the decoded message and messages are
-    immutable; a message whose metadata nests lists or dicts (mutable inside the read-only
-    mapping) is never cached, so no caller can alter what another one reads.
+    immutable all the way down: metadata, nested lists and dicts included, is read-only
+    (core freezes it), so no caller can alter what another one reads.
     """
 
     def __init__(self, size: int = 2048) -> None:
@@ -109,9 +109,8 @@ class DocumentCache:
         if hit is not None:
             return hit
         value = parse_document(raw)
-        if not any(isinstance(v, (list, dict)) for v in value[1].metadata.values()):
-            with self._lock:
-                if len(self._data) >= self._size:
-                    del self._data[next(iter(self._data))]  # oldest first
-                self._data[raw] = value
+        with self._lock:
+            if len(self._data) >= self._size:
+                del self._data[next(iter(self._data))]  # oldest first
+            self._data[raw] = value
         return value

@@ -7,8 +7,13 @@ from datetime import timedelta
 from enum import Enum
 
 from chatmem.core import SchemaMode, schema_mode
-from chatmem.core._errors import InvalidArgumentError
-from chatmem.core._validation import index_name, redis_key_prefix, sql_identifier
+from chatmem.core.backend import (
+    InvalidArgumentError,
+    index_name,
+    redis_key_prefix,
+    sql_identifier,
+    validate_ttl,
+)
 
 DEFAULT_INDEX_NAME = "chat-memory-idx"
 DEFAULT_KEY_PREFIX = "chat-memory:"
@@ -88,10 +93,7 @@ class RedisConfig:
     def __post_init__(self) -> None:
         index_name(self.index_name)
         redis_key_prefix(self.key_prefix)
-        if self.ttl is not None and (
-            not isinstance(self.ttl, timedelta) or self.ttl < timedelta(milliseconds=1)
-        ):
-            raise InvalidArgumentError("ttl", "must be a timedelta of at least 1 ms, or None")
+        validate_ttl(self.ttl, minimum=timedelta(milliseconds=1))
         object.__setattr__(self, "initialize_schema", schema_mode(self.initialize_schema))
         _optional_cap(self.max_conversation_ids, "max_conversation_ids")
         _optional_cap(self.max_messages_per_conversation, "max_messages_per_conversation")

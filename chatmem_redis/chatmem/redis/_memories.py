@@ -16,7 +16,7 @@ uses key TTLs: reads treat a pending record past its deadline as rejected, and
 
 from __future__ import annotations
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("redis", "redis")
 
@@ -32,8 +32,8 @@ from chatmem.core import (  # noqa: E402  # noqa: E402
     SchemaMode,
     schema_mode,
 )
-from chatmem.core._validation import index_name as validate_index_name  # noqa: E402
-from chatmem.core._validation import redis_key_prefix  # noqa: E402  # noqa: E402
+from chatmem.core.backend import index_name as validate_index_name  # noqa: E402
+from chatmem.core.backend import redis_key_prefix  # noqa: E402  # noqa: E402
 from chatmem.core.longterm import (  # noqa: E402
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,

@@ -8,7 +8,7 @@ that adds a system message reads under WATCH and writes in MULTI/EXEC, retried o
 
 from __future__ import annotations
 
-from chatmem.core._errors import require
+from chatmem.core.backend import require
 
 require("redis", "redis")
 
@@ -18,21 +18,19 @@ from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
 import redis  # noqa: E402
-from chatmem.core import (  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaCheck, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core.backend import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
-    Message,
-    MessageType,
-    SchemaCheck,
+    OwnedClientMixin,
     SchemaError,
-    SchemaMode,
-    SystemMessage,
     WindowEdit,
+    owning,
     retry,
+    validate_positive_int,
 )
-from chatmem.core._validation import validate_positive_int  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
@@ -102,7 +100,7 @@ def _command_text(*args: str) -> str:
     return " ".join(shlex.quote(a) for a in args)
 
 
-class RedisChatMemoryRepository(BaseChatMemoryRepository):
+class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
 
     Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are those
@@ -134,7 +132,6 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
             metadata_fields=tuple(metadata_fields),
         )
         self._client = client
-        self._owns_client = False
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
         self._decoded = DocumentCache()
@@ -146,29 +143,13 @@ class RedisChatMemoryRepository(BaseChatMemoryRepository):
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
         """A repository on a client made from ``url`` (closed by ``close``)."""
         client = redis.Redis.from_url(url)
-        try:
-            repo = cls(client, **options)
-        except BaseException:
-            client.close()
-            raise
-        repo._owns_client = True
+        repo = owning(client, client.close, lambda: cls(client, **options))
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
 
     @property
     def client(self) -> redis.Redis:
         return self._client
-
-    def close(self) -> None:
-        """Close the client if ``from_url`` made it; a caller's client is left open."""
-        if self._owns_client:
-            self._client.close()
-
-    def __enter__(self) -> RedisChatMemoryRepository:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- schema ---------------------------------------------------------------------
     def schema_statements(self) -> list[str]:

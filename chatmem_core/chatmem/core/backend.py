@@ -1,0 +1,183 @@
+"""The backend SPI: everything a chatmem store implementation needs from core, in one place.
+
+A backend package (ours or a third party's) imports from ``chatmem.core.backend`` and
+``chatmem.core`` only, never from ``chatmem.core._*``; an import-rule test enforces that for
+our own packages. What a backend gets here:
+
+- ``BaseChatMemoryRepository`` and its hooks (see its module docstring): the public methods
+  validate once, before any I/O, then call one ``_hook`` with validated arguments;
+- ``retry``: the one retry loop (lost compare-and-set, retryable deadlock...);
+- ``OwnedClientMixin`` and ``owning``: the ``from_url`` / ``close`` / ``with`` lifecycle of a
+  client the repository created itself (a client the caller passed is never closed);
+- validation helpers, one rule per identifier kind plus ``validate_ttl``;
+- ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
+- the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
+  verifies once, in ``"never"`` mode, that the schema exists;
+- ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
+  maps driver exception classes onto ``BackendUnavailableError`` / ``BackendError`` (the
+  driver's exception stays as ``__cause__``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, TypeVar
+
+from ._errors import (
+    BackendError,
+    BackendUnavailableError,
+    ChatMemoryError,
+    ConcurrencyError,
+    InvalidArgumentError,
+    InvalidIdentifierError,
+    MissingDependencyError,
+    SchemaError,
+    require,
+)
+from ._repository import (
+    DEFAULT_PAGE_SIZE,
+    BaseChatMemoryRepository,
+    Capability,
+    ConversationIdPage,
+    retry,
+    stamp,
+    window_source,
+)
+from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaCheck, SchemaMode, schema_mode
+from ._validation import (
+    MAX_CONVERSATION_ID_LENGTH,
+    collection_name,
+    cql_identifier,
+    cypher_label,
+    index_name,
+    redis_key_prefix,
+    sql_identifier,
+    validate_conversation_id,
+    validate_messages,
+    validate_positive_int,
+    validate_ttl,
+)
+from ._window import WindowEdit, apply_window_edit
+
+R = TypeVar("R", bound="OwnedClientMixin")
+S = TypeVar("S", bound="OwnedClientMixin")
+
+ErrorClasses = tuple[type[BaseException], ...]
+Classifier = Callable[[BaseException, str], ChatMemoryError | None]
+
+
+class OwnedClientMixin:
+    """``close()`` and ``with`` support for a repository that may own its client.
+
+    A repository built on a caller's client never closes it; one built by ``from_url`` owns
+    the client it created (see ``owning``) and ``close()`` closes it once. Closing twice, or
+    closing a repository that owns nothing, is a no-op.
+    """
+
+    _owned: Any = None
+    _close_owned: Callable[[], None] | None = None
+
+    def _own(self, resource: object, close: Callable[[], None]) -> None:
+        """Take ownership of ``resource``: ``close()`` will call ``close``."""
+        self._owned, self._close_owned = resource, close
+
+    def close(self) -> None:
+        """Close the client ``from_url`` created; a client you passed in stays open."""
+        closer, self._close_owned = self._close_owned, None
+        if closer is not None:
+            closer()
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def owning(resource: object, close: Callable[[], None], build: Callable[[], R]) -> R:
+    """The ``from_url`` pattern: ``build()`` a repository on a client made for it; if that
+    raises (bad option, unreachable server...), close the client and re-raise, so a failed
+    constructor leaks no connection; otherwise the repository owns the client."""
+    try:
+        repository = build()
+    except BaseException:
+        close()
+        raise
+    repository._own(resource, close)
+    return repository
+
+
+def error_translator(
+    store: str,
+    *,
+    unavailable: ErrorClasses = (),
+    failures: ErrorClasses = (),
+    classify: Classifier | None = None,
+) -> Callable[[str], AbstractContextManager[None]]:
+    """Build a backend's ``translate_errors(what)`` context manager.
+
+    Inside the block, an exception of a class in ``unavailable`` becomes
+    ``BackendUnavailableError`` and one in ``failures`` becomes ``BackendError``, each naming
+    ``store`` and ``what``; ``classify(exc, what)`` is asked first and may return a more
+    precise chatmem error (``SchemaError``, an unknown-outcome timeout...) or None. chatmem's
+    own errors and anything else pass through unchanged.
+    """
+    caught = (*unavailable, *failures)
+
+    @contextmanager
+    def translate_errors(what: str) -> Iterator[None]:
+        try:
+            yield
+        except ChatMemoryError:
+            raise
+        except caught as exc:
+            error = classify(exc, what) if classify is not None else None
+            if error is None:
+                if isinstance(exc, unavailable):
+                    error = BackendUnavailableError(f"{store} unreachable during {what}: {exc}")
+                else:
+                    error = BackendError(f"{store} failed during {what}: {exc}")
+            raise error from exc
+
+    return translate_errors
+
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_SCHEMA_MODE",
+    "MAX_CONVERSATION_ID_LENGTH",
+    "BackendError",
+    "BackendUnavailableError",
+    "BaseChatMemoryRepository",
+    "Capability",
+    "ChatMemoryError",
+    "ConcurrencyError",
+    "ConversationIdPage",
+    "InvalidArgumentError",
+    "InvalidIdentifierError",
+    "MissingDependencyError",
+    "OwnedClientMixin",
+    "SchemaCheck",
+    "SchemaError",
+    "SchemaMode",
+    "WindowEdit",
+    "apply_window_edit",
+    "collection_name",
+    "cql_identifier",
+    "cypher_label",
+    "error_translator",
+    "index_name",
+    "owning",
+    "redis_key_prefix",
+    "require",
+    "retry",
+    "schema_mode",
+    "sql_identifier",
+    "stamp",
+    "validate_conversation_id",
+    "validate_messages",
+    "validate_positive_int",
+    "validate_ttl",
+    "window_source",
+]
