@@ -566,7 +566,7 @@ def test_from_url_applies_the_driver_timeouts(repository: Any, server: ServerInf
         request_timeout=3.5,
         connect_timeout=2.5,
     ) as repo:
-        cluster = repo._owned_cluster
+        cluster = repo._owned
         assert cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].request_timeout == 3.5
         assert cluster.connect_timeout == 2.5
         repo.save_all("timeouts", [UserMessage("ok")])
