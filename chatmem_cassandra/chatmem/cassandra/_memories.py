@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from chatmem.core import (
@@ -20,11 +20,13 @@ from chatmem.core import (
     SchemaError,
     SchemaMode,
     schema_mode,
+    to_micros,
 )
 from chatmem.core.backend import cql_identifier, require
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
+    RECORD_FIELDS,
     AddResult,
     BaseMemoryRecordRepository,
     Clock,
@@ -33,6 +35,8 @@ from chatmem.core.longterm import (
     MemoryType,
     dedup_key,
     effective,
+    record_from_fields,
+    record_to_fields,
     utc_now,
 )
 
@@ -45,7 +49,6 @@ CLAIM_WAIT = 5.0
 """Seconds an add waits for a concurrent claimant to write its record before taking over."""
 SWEEP_CHUNK = 500
 SCHEMA_AGREEMENT_WAIT = 60.0
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _PENDING = MemoryStatus.PENDING
 _PARTITIONS: dict[MemoryStatus | None, tuple[MemoryStatus, ...]] = {
     None: tuple(MemoryStatus),
@@ -56,14 +59,6 @@ _PARTITIONS: dict[MemoryStatus | None, tuple[MemoryStatus, ...]] = {
 }
 
 
-def _at(value: datetime) -> int:
-    return (value - _EPOCH) // timedelta(microseconds=1)
-
-
-def _time(value: Any) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
-
-
 def _values(row: Any) -> Sequence[Any]:
     """Row values in column order, whatever row factory the caller's session uses."""
     if isinstance(row, tuple):
@@ -72,48 +67,13 @@ def _values(row: Any) -> Sequence[Any]:
 
 
 def to_values(record: MemoryRecord, key: str) -> list[Any]:
-    """A record as the insert's bound values (``COLUMNS`` order)."""
-    return [
-        record.id,
-        record.agent_id,
-        record.user_id,
-        record.memory_type.value,
-        record.content,
-        key,
-        record.confidence,
-        record.status.value,
-        _at(record.created_at),
-        None if record.expires_at is None else _at(record.expires_at),
-        None if record.reviewed_at is None else _at(record.reviewed_at),
-        record.reviewer,
-        record.reason,
-        record.conversation_id,
-        record.message_position,
-    ]
+    """A record as the insert's bound values (``COLUMNS`` order: the shared fields' order)."""
+    return list(record_to_fields(record, key).values())
 
 
 def from_values(row: Any) -> MemoryRecord:
     """A record from a row of ``COLUMNS``."""
-    (rid, agent, user, kind, content, _key, confidence, status, created, expires, reviewed,
-     reviewer, reason, conversation, position) = _values(row)  # fmt: skip
-    at = _time(created)
-    assert at is not None
-    return MemoryRecord(
-        id=rid,
-        agent_id=agent,
-        user_id=user,
-        memory_type=MemoryType(kind),
-        content=content,
-        confidence=float(confidence),
-        status=MemoryStatus(status),
-        created_at=at,
-        expires_at=_time(expires),
-        reviewed_at=_time(reviewed),
-        reviewer=reviewer,
-        reason=reason,
-        conversation_id=conversation,
-        message_position=None if position is None else int(position),
-    )
+    return record_from_fields(dict(zip(RECORD_FIELDS, _values(row), strict=True)))
 
 
 class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
@@ -246,15 +206,15 @@ class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
     def _index_rows(
         self, record: MemoryRecord, status: MemoryStatus
     ) -> list[tuple[str, list[Any]]]:
-        at = _at(record.created_at)
-        expires = None if record.expires_at is None else _at(record.expires_at)
+        at = to_micros(record.created_at)
+        expires = None if record.expires_at is None else to_micros(record.expires_at)
         values = [status.value, at, record.id, record.user_id, expires]
         return [("user_insert", values), ("status_insert", values)]
 
     def _unindex_rows(
         self, record: MemoryRecord, status: MemoryStatus
     ) -> list[tuple[str, list[Any]]]:
-        at = _at(record.created_at)
+        at = to_micros(record.created_at)
         return [
             ("user_delete", [record.user_id, status.value, at, record.id]),
             ("status_delete", [status.value, at, record.id]),
@@ -299,7 +259,7 @@ class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
         after: tuple[datetime, str] | None,
         now: datetime,
     ) -> list[MemoryRecord]:
-        cursor = None if after is None else (_at(after[0]), after[1])
+        cursor = None if after is None else (to_micros(after[0]), after[1])
         out: list[MemoryRecord] = []
         while len(out) < limit:
             keys: list[tuple[int, str, MemoryStatus]] = []
@@ -363,7 +323,7 @@ class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
         reviewer: str | None,
         reason: str | None,
     ) -> MemoryRecord | None:
-        at = _at(now)
+        at = to_micros(now)
         params = [decision.value, at, reviewer, reason, record_id, at]
         if not self._run("review", params, "reviewing a memory").was_applied:
             return None
@@ -383,7 +343,7 @@ class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
         return True
 
     def _expire_due(self, now: datetime) -> int:
-        at, count = _at(now), 0
+        at, count = to_micros(now), 0
         cursor: tuple[int, str] | None = None
         while True:
             rows = self._keys(None, _PENDING, cursor, SWEEP_CHUNK)

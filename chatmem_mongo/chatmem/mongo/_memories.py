@@ -15,7 +15,7 @@ operators used (insert, find with ``$or``/``$gt``, sort, limit, ``update_one`` w
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from pymongo import ASCENDING, MongoClient
@@ -29,6 +29,7 @@ from chatmem.core import (
     InvalidArgumentError,
     SchemaMode,
     schema_mode,
+    to_micros,
 )
 from chatmem.core.backend import collection_name as validate_collection_name
 from chatmem.core.longterm import (
@@ -40,6 +41,8 @@ from chatmem.core.longterm import (
     MemoryRecord,
     MemoryStatus,
     MemoryType,
+    record_from_fields,
+    record_to_fields,
     utc_now,
 )
 
@@ -51,59 +54,17 @@ DEDUP_INDEX = "memory_dedup_uq"
 USER_INDEX = "memory_user_status_created"
 EXPIRY_INDEX = "memory_status_expires"
 _PENDING = MemoryStatus.PENDING.value
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def _micros(value: datetime | None) -> int | None:
-    return None if value is None else (value - _EPOCH) // timedelta(microseconds=1)
-
-
-def _time(value: Any) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
 def to_document(record: MemoryRecord, key: str) -> dict[str, Any]:
-    """A record as its document."""
-    return {
-        "_id": record.id,
-        "agent_id": record.agent_id,
-        "user_id": record.user_id,
-        "type": record.memory_type.value,
-        "content": record.content,
-        "dedup_key": key,
-        "confidence": record.confidence,
-        "status": record.status.value,
-        "created_at": _micros(record.created_at),
-        "expires_at": _micros(record.expires_at),
-        "reviewed_at": _micros(record.reviewed_at),
-        "reviewer": record.reviewer,
-        "reason": record.reason,
-        "conversation_id": record.conversation_id,
-        "message_position": record.message_position,
-    }
+    """A record as its document: the shared fields with the id as ``_id``."""
+    fields = record_to_fields(record, key)
+    return {"_id": fields.pop("id"), **fields}
 
 
 def from_document(doc: dict[str, Any]) -> MemoryRecord:
     """A record from its document."""
-    created = _time(doc["created_at"])
-    assert created is not None
-    position = doc.get("message_position")
-    return MemoryRecord(
-        id=str(doc["_id"]),
-        agent_id=doc["agent_id"],
-        user_id=doc["user_id"],
-        memory_type=MemoryType(doc["type"]),
-        content=doc["content"],
-        confidence=float(doc["confidence"]),
-        status=MemoryStatus(doc["status"]),
-        created_at=created,
-        expires_at=_time(doc.get("expires_at")),
-        reviewed_at=_time(doc.get("reviewed_at")),
-        reviewer=doc.get("reviewer"),
-        reason=doc.get("reason"),
-        conversation_id=doc.get("conversation_id"),
-        message_position=None if position is None else int(position),
-    )
+    return record_from_fields({**doc, "id": str(doc["_id"])})
 
 
 def find_filter(
@@ -116,7 +77,7 @@ def find_filter(
 ) -> dict[str, Any]:
     """The query for a page of records by *effective* status at ``now``. Every value is a
     validated str or an int, never a caller's dict, so none can act as an operator."""
-    at = _micros(now)
+    at = to_micros(now)
     parts: list[dict[str, Any]] = []
     if agent_id is not None:
         parts.append({"agent_id": agent_id})
@@ -132,7 +93,7 @@ def find_filter(
     elif status is MemoryStatus.APPROVED:
         parts.append({"status": MemoryStatus.APPROVED.value})
     if after is not None:
-        when, rid = _micros(after[0]), after[1]
+        when, rid = to_micros(after[0]), after[1]
         parts.append(
             {"$or": [{"created_at": {"$gt": when}}, {"created_at": when, "_id": {"$gt": rid}}]}
         )
@@ -259,7 +220,7 @@ class MongoMemoryRecordRepository(BaseMemoryRecordRepository):
         reviewer: str | None,
         reason: str | None,
     ) -> MemoryRecord | None:
-        at = _micros(now)
+        at = to_micros(now)
         guard = {"_id": record_id, "status": _PENDING, "expires_at": {"$gt": at}}
         change = {
             "status": decision.value,
@@ -279,7 +240,7 @@ class MongoMemoryRecordRepository(BaseMemoryRecordRepository):
     def _expire_due(self, now: datetime) -> int:
         # reviewed_at takes each record's own expires_at: per-record conditional updates
         # (update pipelines would do it in one, but the stand-in has none).
-        due = {"status": _PENDING, "expires_at": {"$lte": _micros(now)}}
+        due = {"status": _PENDING, "expires_at": {"$lte": to_micros(now)}}
         count = 0
         with translate_errors("expiring memories"):
             for doc in self.collection.find(due, {"_id": 1, "expires_at": 1}):

@@ -16,7 +16,7 @@ validated (``[A-Za-z_][A-Za-z0-9_]*``) and back-quoted; every value is a paramet
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 import neo4j
@@ -27,6 +27,7 @@ from chatmem.core import (
     InvalidIdentifierError,
     SchemaMode,
     schema_mode,
+    to_micros,
 )
 from chatmem.core.backend import cypher_label
 from chatmem.core.longterm import (
@@ -38,6 +39,8 @@ from chatmem.core.longterm import (
     MemoryRecord,
     MemoryStatus,
     MemoryType,
+    record_from_fields,
+    record_to_fields,
     utc_now,
 )
 from neo4j import exceptions as neo4j_errors
@@ -48,69 +51,21 @@ from ._errors import translate_errors
 DEFAULT_USER_LABEL = "User"
 DEFAULT_MEMORY_LABEL = "Memory"
 ADD_ATTEMPTS = 5
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ALREADY_EXISTS = {
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
     "Neo.ClientError.Schema.IndexAlreadyExists",
 }
-_FIELDS = (
-    "id", "agent_id", "user_id", "type", "content", "dedup_key", "confidence", "status",
-    "created_at", "expires_at", "reviewed_at", "reviewer", "reason", "conversation_id",
-    "message_position",
-)  # fmt: skip
-
-
-def _at(value: datetime) -> int:
-    return (value - _EPOCH) // timedelta(microseconds=1)
-
-
-def _time(value: Any) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
 def to_properties(record: MemoryRecord, key: str) -> dict[str, Any]:
     """A record as node properties (None values are simply absent in Neo4j)."""
-    return {
-        "id": record.id,
-        "agent_id": record.agent_id,
-        "user_id": record.user_id,
-        "type": record.memory_type.value,
-        "content": record.content,
-        "dedup_key": key,
-        "confidence": record.confidence,
-        "status": record.status.value,
-        "created_at": _at(record.created_at),
-        "expires_at": None if record.expires_at is None else _at(record.expires_at),
-        "reviewed_at": None if record.reviewed_at is None else _at(record.reviewed_at),
-        "reviewer": record.reviewer,
-        "reason": record.reason,
-        "conversation_id": record.conversation_id,
-        "message_position": record.message_position,
-    }
+    return record_to_fields(record, key)
 
 
 def from_properties(p: dict[str, Any]) -> MemoryRecord:
     """A record from a node's properties."""
-    created = _time(p["created_at"])
-    assert created is not None
-    position = p.get("message_position")
-    return MemoryRecord(
-        id=p["id"],
-        agent_id=p["agent_id"],
-        user_id=p["user_id"],
-        memory_type=MemoryType(p["type"]),
-        content=p["content"],
-        confidence=float(p["confidence"]),
-        status=MemoryStatus(p["status"]),
-        created_at=created,
-        expires_at=_time(p.get("expires_at")),
-        reviewed_at=_time(p.get("reviewed_at")),
-        reviewer=p.get("reviewer"),
-        reason=p.get("reason"),
-        conversation_id=p.get("conversation_id"),
-        message_position=None if position is None else int(position),
-    )
+    return record_from_fields(p)
 
 
 def _q(label: str) -> str:
@@ -283,8 +238,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             "user": user_id,
             "agent": agent_id,
             "type": None if memory_type is None else memory_type.value,
-            "now": _at(now),
-            "at": None if after is None else _at(after[0]),
+            "now": to_micros(now),
+            "at": None if after is None else to_micros(after[0]),
             "rid": None if after is None else after[1],
             "limit": limit,
         }
@@ -307,7 +262,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         params = {
             "id": record_id,
             "decision": decision.value,
-            "now": _at(now),
+            "now": to_micros(now),
             "reviewer": reviewer,
             "reason": reason,
         }
@@ -321,7 +276,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
 
     def _expire_due(self, now: datetime) -> int:
         with translate_errors("expiring memories"):
-            rows = self._write(self._q["expire"], {"now": _at(now), "reason": EXPIRED_REASON})
+            rows = self._write(self._q["expire"], {"now": to_micros(now), "reason": EXPIRED_REASON})
         return int(rows[0]["n"]) if rows else 0
 
 

@@ -21,7 +21,7 @@ from chatmem.core.backend import require
 require("redis", "redis")
 
 import json  # noqa: E402
-from datetime import datetime, timedelta, timezone  # noqa: E402
+from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
 import redis  # noqa: E402
@@ -31,6 +31,7 @@ from chatmem.core import (  # noqa: E402  # noqa: E402
     InvalidArgumentError,
     SchemaMode,
     schema_mode,
+    to_micros,
 )
 from chatmem.core.backend import index_name as validate_index_name  # noqa: E402
 from chatmem.core.backend import redis_key_prefix  # noqa: E402  # noqa: E402
@@ -44,6 +45,8 @@ from chatmem.core.longterm import (  # noqa: E402
     MemoryStatus,
     MemoryType,
     dedup_key,
+    record_from_fields,
+    record_to_fields,
     utc_now,
 )
 
@@ -56,20 +59,6 @@ DEFAULT_MEMORY_KEY_PREFIX = "memory-record:"
 ADD_ATTEMPTS = 5
 TIE_LIMIT = 10_000
 """Records sharing one creation microsecond read at once when a page ends on them."""
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def _at(value: datetime) -> int:
-    """UTC microseconds since the epoch: what documents and the index hold."""
-    return (value - _EPOCH) // timedelta(microseconds=1)
-
-
-def _micros(value: datetime | None) -> int | None:
-    return None if value is None else _at(value)
-
-
-def _time(value: Any) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
 def _hex(value: str) -> str:
@@ -86,49 +75,19 @@ def _glob_escape(value: str) -> str:
 
 
 def to_document(record: MemoryRecord, key: str) -> dict[str, Any]:
-    """A record as its JSON document."""
-    return {
-        "id": record.id,
-        "agent_id": record.agent_id,
-        "agent_key": _hex(record.agent_id),
-        "user_id": record.user_id,
-        "user_key": _hex(record.user_id),
-        "type": record.memory_type.value,
-        "content": record.content,
-        "dedup_key": key,
-        "confidence": record.confidence,
-        "status": record.status.value,
-        "created_at": _micros(record.created_at),
-        "expires_at": _micros(record.expires_at),
-        "reviewed_at": _micros(record.reviewed_at),
-        "reviewer": record.reviewer,
-        "reason": record.reason,
-        "conversation_id": record.conversation_id,
-        "message_position": record.message_position,
-    }
+    """A record as its JSON document: the shared fields plus ``agent_key``/``user_key`` (the
+    ids hex-encoded, exact TAG values) right after the ids they encode."""
+    doc: dict[str, Any] = {}
+    for name, value in record_to_fields(record, key).items():
+        doc[name] = value
+        if name in ("agent_id", "user_id"):
+            doc[name[:-3] + "_key"] = _hex(value)
+    return doc
 
 
 def from_document(doc: dict[str, Any]) -> MemoryRecord:
     """A record from its JSON document."""
-    created = _time(doc["created_at"])
-    assert created is not None
-    position = doc.get("message_position")
-    return MemoryRecord(
-        id=doc["id"],
-        agent_id=doc["agent_id"],
-        user_id=doc["user_id"],
-        memory_type=MemoryType(doc["type"]),
-        content=doc["content"],
-        confidence=float(doc["confidence"]),
-        status=MemoryStatus(doc["status"]),
-        created_at=created,
-        expires_at=_time(doc.get("expires_at")),
-        reviewed_at=_time(doc.get("reviewed_at")),
-        reviewer=doc.get("reviewer"),
-        reason=doc.get("reason"),
-        conversation_id=doc.get("conversation_id"),
-        message_position=None if position is None else int(position),
-    )
+    return record_from_fields(doc)
 
 
 def _from_json_path(raw: Any) -> MemoryRecord | None:
@@ -141,7 +100,7 @@ def _from_json_path(raw: Any) -> MemoryRecord | None:
 
 def status_query(status: MemoryStatus | None, now: datetime) -> str | None:
     """The clause selecting records whose *effective* status at ``now`` is ``status``."""
-    at = format_number(_at(now))
+    at = format_number(to_micros(now))
     pending = tag_query("status", MemoryStatus.PENDING.value)
     if status is MemoryStatus.PENDING:
         return f"{pending} @expires_at:[({at} +inf]"
@@ -299,12 +258,12 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
         if wanted is not None:
             clauses.append(wanted)
         base = " ".join(clauses)
-        low = "-inf" if after is None else format_number(_at(after[0]))
+        low = "-inf" if after is None else format_number(to_micros(after[0]))
         rows = self._search(f"{base} @created_at:[{low} +inf]", limit)
         if len(rows) == limit:
             # The page may end inside a run of records created in one microsecond: SORTBY
             # orders ties arbitrarily, so read the whole run and order it by id here.
-            edge = format_number(_at(rows[-1].created_at))
+            edge = format_number(to_micros(rows[-1].created_at))
             rows += self._search(f"{base} @created_at:[{edge} {edge}]", TIE_LIMIT)
         unique = {r.id: r for r in rows}.values()
         ordered = sorted(
@@ -328,7 +287,7 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
     ) -> MemoryRecord | None:
         args: list[str | int] = [
             json.dumps(decision.value),
-            _at(now),
+            to_micros(now),
             json.dumps(reviewer),
             json.dumps(reason),
         ]
@@ -346,7 +305,7 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
         return bool(done)
 
     def _expire_due(self, now: datetime) -> int:
-        at = format_number(_at(now))
+        at = format_number(to_micros(now))
         query = f"{tag_query('status', MemoryStatus.PENDING.value)} @expires_at:[-inf {at}]"
         reason = json.dumps(EXPIRED_REASON)
         count = 0
@@ -356,6 +315,6 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
                 reply = self._search_script(keys=[], args=args)
                 keys = [_text(k) for k in reply[1:]]
                 for k in keys:
-                    count += int(self._expire_script(keys=[k], args=[_at(now), reason]))
+                    count += int(self._expire_script(keys=[k], args=[to_micros(now), reason]))
             if len(keys) < 500:
                 return count

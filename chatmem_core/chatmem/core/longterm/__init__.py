@@ -7,9 +7,10 @@ record not reviewed within 7 days expires as rejected; approved records are rend
 the system prompt of the user's next conversations.
 
 Layout: ``_model`` (values, errors), ``_rules`` (every lifecycle rule, pure), ``_extract``,
-``_dedup``, ``_render`` (pure), ``_repository`` (the contract, the validating base, the
-in-memory store), ``_analyser`` (the worker), ``_advisor`` (injection). SQL stores live in
-``chatmem.jdbc`` (``JdbcMemoryRecordRepository``).
+``_dedup``, ``_render`` (pure), ``_codec`` (record <-> flat fields, shared by the document
+stores), ``_repository`` (the contract, the validating base, the in-memory store),
+``_analyser`` (the worker), ``_advisor`` (injection). SQL stores live in ``chatmem.jdbc``
+(``JdbcMemoryRecordRepository``).
 """
 
 from ._advisor import (
@@ -19,6 +20,7 @@ from ._advisor import (
     LongTermMemoryAdvisor,
 )
 from ._analyser import DEFAULT_QUEUE_SIZE, AnalyserStats, BackgroundAnalyser
+from ._codec import RECORD_FIELDS, record_from_fields, record_to_fields
 from ._dedup import DEFAULT_SIMILARITY_THRESHOLD, Deduplicator, cosine
 from ._extract import (
     EXTRACTION_PROMPT,
@@ -65,6 +67,7 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "EXPIRED_REASON",
     "EXTRACTION_PROMPT",
+    "RECORD_FIELDS",
     "USER_ID",
     "AddResult",
     "AnalyserStats",
@@ -95,6 +98,8 @@ __all__ = [
     "is_expired",
     "normalise",
     "parse_extraction",
+    "record_from_fields",
+    "record_to_fields",
     "render",
     "third_person",
     "utc_now",
