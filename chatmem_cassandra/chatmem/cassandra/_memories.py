@@ -22,7 +22,7 @@ from chatmem.core import (
     schema_mode,
     to_micros,
 )
-from chatmem.core.backend import cql_identifier, require
+from chatmem.core.backend import OwnedClientMixin, cql_identifier, owning, require
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
@@ -40,7 +40,8 @@ from chatmem.core.longterm import (
     utc_now,
 )
 
-from ._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication, parse_url
+from ._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication
+from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from ._errors import translate_errors
 from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
 
@@ -76,7 +77,7 @@ def from_values(row: Any) -> MemoryRecord:
     return record_from_fields(dict(zip(RECORD_FIELDS, _values(row), strict=True)))
 
 
-class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
+class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     """Memory records in Cassandra tables ``<table_name>`` (default ``ai_memory_record``),
     ``_dedup``, ``_by_user`` and ``_by_status`` in ``keyspace`` (default ``chatmem``).
 
@@ -108,51 +109,31 @@ class CassandraMemoryRecordRepository(BaseMemoryRecordRepository):
         self._session = session
         self._cql = memory_cql(self.keyspace, self.table_name)
         self._prepared: dict[str, Any] = {}
-        self._owned_cluster: Any = None
         if self.initialize_schema == "always":
             self.create_schema()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> CassandraMemoryRecordRepository:
+    def from_url(
+        cls,
+        url: str,
+        *,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        **options: Any,
+    ) -> CassandraMemoryRecordRepository:
         """``cassandra://[user:pw@]host[:port][,host...][/keyspace][?local_dc=dc]``; the
-        store owns the cluster it connects and ``close()`` shuts it down."""
-        require("cassandra", "cassandra")
-        from cassandra.auth import PlainTextAuthProvider
-        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+        store owns the cluster it connects and ``close()`` shuts it down. The timeouts are
+        the chat repository's (seconds per statement and per connection attempt)."""
+        cluster = cluster_for_url(
+            url, options, request_timeout=request_timeout, connect_timeout=connect_timeout
+        )
 
-        target = parse_url(url)
-        if target.keyspace is not None:
-            options.setdefault("keyspace", target.keyspace)
-        policy = TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc))
-        auth = (
-            PlainTextAuthProvider(target.username, target.password or "")
-            if target.username
-            else None
-        )
-        cluster = Cluster(
-            list(target.contact_points),
-            port=target.port,
-            auth_provider=auth,
-            execution_profiles={
-                EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=policy)
-            },
-        )
-        try:
+        def connect() -> CassandraMemoryRecordRepository:
             with translate_errors("connect"):
                 session = cluster.connect()
-            repo = cls(session, **options)
-        except BaseException:
-            cluster.shutdown()
-            raise
-        repo._owned_cluster = cluster
-        return repo
+            return cls(session, **options)
 
-    def close(self) -> None:
-        """Shut down the cluster ``from_url`` connected (a session passed in is left open)."""
-        if self._owned_cluster is not None:
-            self._owned_cluster.shutdown()
-            self._owned_cluster = None
+        return owning(cluster, cluster.shutdown, connect)
 
     def schema_cql(self) -> list[str]:
         """The DDL ``create_schema`` runs, for teams that apply schema changes themselves."""

@@ -31,14 +31,10 @@ from chatmem.core.backend import (
 
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
+from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from ._errors import translate_errors
 from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
 from ._schema import Statements, ensure_schema, missing_schema, schema_cql, statements
-
-DEFAULT_REQUEST_TIMEOUT = 10.0
-"""Seconds a statement may take before BackendUnavailableError (the driver's own default)."""
-DEFAULT_CONNECT_TIMEOUT = 5.0
-"""Seconds a connection attempt may take (the driver's own default)."""
 
 RETRIES = 100
 """Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
@@ -106,36 +102,8 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         repository owns the cluster it connects and ``close()`` shuts it down.
         ``request_timeout`` bounds each statement and ``connect_timeout`` each connection
         attempt (seconds): a stalled server then fails with BackendUnavailableError."""
-        for name, value in (
-            ("request_timeout", request_timeout),
-            ("connect_timeout", connect_timeout),
-        ):
-            _check_seconds(name, value)
-        require("cassandra", "cassandra")
-        from cassandra.auth import PlainTextAuthProvider
-        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-        from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
-
-        target = parse_url(url)
-        if target.keyspace is not None:
-            options.setdefault("keyspace", target.keyspace)
-        policy = TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc))
-        auth = (
-            PlainTextAuthProvider(target.username, target.password or "")
-            if target.username
-            else None
-        )
-        cluster = Cluster(
-            list(target.contact_points),
-            port=target.port,
-            auth_provider=auth,
-            execution_profiles={
-                EXEC_PROFILE_DEFAULT: ExecutionProfile(
-                    load_balancing_policy=policy, request_timeout=request_timeout
-                )
-            },
-            connect_timeout=connect_timeout,
-            control_connection_timeout=connect_timeout,
+        cluster = cluster_for_url(
+            url, options, request_timeout=request_timeout, connect_timeout=connect_timeout
         )
 
         def connect() -> CassandraChatMemoryRepository:
@@ -357,9 +325,3 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             return None
         self._remember(cid, _Known(batch.next_position, batch.kept))
         return True
-
-
-def _check_seconds(argument: str, value: object) -> None:
-    """A positive number of seconds, else InvalidArgumentError naming ``argument``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise InvalidArgumentError(argument, f"must be a positive number of seconds: {value!r}")

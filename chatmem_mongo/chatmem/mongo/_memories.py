@@ -31,6 +31,7 @@ from chatmem.core import (
     schema_mode,
     to_micros,
 )
+from chatmem.core.backend import OwnedClientMixin, owning
 from chatmem.core.backend import collection_name as validate_collection_name
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
@@ -100,7 +101,7 @@ def find_filter(
     return {"$and": parts} if parts else {}
 
 
-class MongoMemoryRecordRepository(BaseMemoryRecordRepository):
+class MongoMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     """Memory records in a MongoDB collection (default ``ai_memory_record``).
 
     Pass a ``pymongo`` ``Database``, or a ``MongoClient`` plus ``database_name`` (or a client
@@ -123,7 +124,6 @@ class MongoMemoryRecordRepository(BaseMemoryRecordRepository):
         self.initialize_schema = schema_mode(initialize_schema)
         self.database = _database_of(client, database_name)
         self.collection: Collection[dict[str, Any]] = self.database[name]
-        self._owned_client: MongoClient[Any] | None = None
         if self.initialize_schema == "always":
             self.create_indexes()
 
@@ -138,19 +138,7 @@ class MongoMemoryRecordRepository(BaseMemoryRecordRepository):
             client: MongoClient[Any] = MongoClient(url, **(client_options or {}))
         except (ConfigurationError, TypeError, ValueError) as exc:
             raise InvalidArgumentError("url", f"is not a usable MongoDB URL: {exc}") from exc
-        try:
-            repo = cls(client, **options)
-        except BaseException:
-            client.close()
-            raise
-        repo._owned_client = client
-        return repo
-
-    def close(self) -> None:
-        """Close the client if ``from_url`` created it."""
-        if self._owned_client is not None:
-            self._owned_client.close()
-            self._owned_client = None
+        return owning(client, client.close, lambda: cls(client, **options))
 
     def create_indexes(self) -> None:
         """Create the unique dedup index and the query indexes (race-safe: creating an
