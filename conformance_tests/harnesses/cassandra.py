@@ -38,6 +38,7 @@ from conformance_tests.harness import (
     start_container,
     stop_process,
     tail,
+    testcontainers_class,
     testcontainers_image,
     unique_suffix,
     wait_for_port,
@@ -389,12 +390,7 @@ class CassandraHarness(Harness):
         raise Unavailable(f"no answer to SELECT release_version within {START_TIMEOUT}s: {last}")
 
     def start_testcontainers(self) -> ServerInfo:
-        try:
-            from testcontainers.cassandra import CassandraContainer
-        except ImportError as exc:
-            raise Unavailable(
-                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
-            ) from exc
+        CassandraContainer = testcontainers_class("cassandra", "CassandraContainer")
         container = CassandraContainer(testcontainers_image(self))
         labels = start_container(container)
         cluster = None

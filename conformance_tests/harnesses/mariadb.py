@@ -33,6 +33,7 @@ from conformance_tests.harness import (
     start_container,
     stop_process,
     tail,
+    testcontainers_class,
     testcontainers_image,
     wait_for_port,
 )
@@ -152,12 +153,7 @@ class MariadbHarness(SqlHarness):
         wait_for_port(server.extra["port"], START_TIMEOUT, proc, Path(server.extra["log"]))
 
     def start_testcontainers(self) -> ServerInfo:
-        try:
-            from testcontainers.mysql import MySqlContainer
-        except ImportError as exc:
-            raise Unavailable(
-                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
-            ) from exc
+        MySqlContainer = testcontainers_class("mysql", "MySqlContainer")
         # The official mariadb image takes MySQL's MYSQL_* variables, which the module sets.
         container = MySqlContainer(
             testcontainers_image(self), username=USER, password=PASSWORD, dbname=DATABASE

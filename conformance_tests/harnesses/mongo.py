@@ -33,6 +33,7 @@ from conformance_tests.harness import (
     start_container,
     stop_process,
     tail,
+    testcontainers_class,
     testcontainers_image,
     unique_suffix,
     wait_for_port,
@@ -139,12 +140,7 @@ class MongoHarness(Harness):
             raise
 
     def start_testcontainers(self) -> ServerInfo:
-        try:
-            from testcontainers.mongodb import MongoDbContainer
-        except ImportError as exc:
-            raise Unavailable(
-                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
-            ) from exc
+        MongoDbContainer = testcontainers_class("mongodb", "MongoDbContainer")
         container = MongoDbContainer(testcontainers_image(self))
         labels = start_container(container)
         extra = container_extra(container, labels)

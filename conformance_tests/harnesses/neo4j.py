@@ -39,6 +39,7 @@ from conformance_tests.harness import (
     start_container,
     stop_process,
     tail,
+    testcontainers_class,
     testcontainers_image,
     unique_suffix,
 )
@@ -200,12 +201,7 @@ class Neo4jHarness(Harness):
         raise Unavailable(f"Neo4j printed no Bolt URI within {START_TIMEOUT:.0f}s")
 
     def start_testcontainers(self) -> ServerInfo:
-        try:
-            from testcontainers.neo4j import Neo4jContainer
-        except ImportError as exc:
-            raise Unavailable(
-                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
-            ) from exc
+        Neo4jContainer = testcontainers_class("neo4j", "Neo4jContainer")
         container = Neo4jContainer(testcontainers_image(self))
         labels = start_container(container)
         driver = None

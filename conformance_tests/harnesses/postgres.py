@@ -32,6 +32,7 @@ from conformance_tests.harness import (
     free_port,
     start_container,
     tail,
+    testcontainers_class,
     testcontainers_image,
 )
 
@@ -146,12 +147,7 @@ class PostgresHarness(SqlHarness):
         )  # fmt: skip
 
     def start_testcontainers(self) -> ServerInfo:
-        try:
-            from testcontainers.postgres import PostgresContainer
-        except ImportError as exc:
-            raise Unavailable(
-                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
-            ) from exc
+        PostgresContainer = testcontainers_class("postgres", "PostgresContainer")
         container = PostgresContainer(testcontainers_image(self), driver="psycopg")
         labels = start_container(container)
         try:

@@ -34,6 +34,7 @@ from conformance_tests.harness import (
     free_port,
     start_container,
     stop_process,
+    testcontainers_class,
     testcontainers_image,
     unique_suffix,
     wait_for_port,
@@ -151,12 +152,7 @@ class RedisHarness(Harness):
                 time.sleep(0.2)
 
     def start_testcontainers(self) -> ServerInfo:
-        try:
-            from testcontainers.redis import RedisContainer
-        except ImportError as exc:
-            raise Unavailable(
-                f'testcontainers missing: pip install "chatmem[test]" ({exc})'
-            ) from exc
+        RedisContainer = testcontainers_class("redis", "RedisContainer")
         container = RedisContainer(testcontainers_image(self))
         labels = start_container(container)
         try:

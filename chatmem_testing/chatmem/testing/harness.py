@@ -246,6 +246,17 @@ def testcontainers_image(harness: Harness) -> str:
     return harness.testcontainers_image
 
 
+def testcontainers_class(module: str, name: str) -> Any:
+    """``testcontainers.<module>.<name>`` (for example ``("postgres", "PostgresContainer")``),
+    or ``Unavailable`` saying which extra installs it."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(f"testcontainers.{module}"), name)
+    except ImportError as exc:
+        raise Unavailable(f'testcontainers missing: pip install "chatmem[test]" ({exc})') from exc
+
+
 def start_container(container: Any) -> dict[str, str]:
     """Start a testcontainers container; on failure stop it and raise ``Unavailable`` with
     the end of its log. Returns the image's labels (a local stand-in image says what it is in
