@@ -27,11 +27,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 
 from ._dialects import SqlDialect, Utf8Id
 
-RETRYABLE_ERRNOS = frozenset({1205, 1213})
+RETRYABLE_ERRNOS = frozenset({1062, 1205, 1213})  # duplicate key, lock wait, deadlock
 """ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK."""
 
 
@@ -58,7 +58,7 @@ class MysqlDialect(SqlDialect):
         return mysql.DATETIME(fsp=6)
 
     def is_retryable(self, exc: DBAPIError) -> bool:
-        return isinstance(exc, IntegrityError) or _errno(exc) in RETRYABLE_ERRNOS
+        return _errno(exc) in RETRYABLE_ERRNOS
 
     def reserve_statement(self, conversations: sa.Table) -> Any | None:
         c = conversations.c

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
 
 from chatmem.core import Message
@@ -76,7 +76,7 @@ class PostgresDialect(SqlDialect):
         return pg.TIMESTAMP(precision=6)
 
     def is_retryable(self, exc: DBAPIError) -> bool:
-        return isinstance(exc, IntegrityError) or _sqlstate(exc) in RETRYABLE_SQLSTATES
+        return _sqlstate(exc) in RETRYABLE_SQLSTATES  # only a unique violation or a deadlock
 
     def reserve_statement(self, conversations: sa.Table) -> Any | None:
         return upsert_returning(pg.insert, conversations)

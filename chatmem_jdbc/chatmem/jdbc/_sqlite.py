@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 
 from chatmem.core import Message
 
@@ -60,7 +60,10 @@ class SqliteDialect(SqlDialect):
         return None if value is None else int(value)
 
     def is_retryable(self, exc: DBAPIError) -> bool:
-        return isinstance(exc, IntegrityError) or "database is locked" in str(exc.orig)
+        # A concurrent writer won only on a unique/primary key or a lock; a CHECK, NOT NULL
+        # or trigger failure is the caller's error and must surface, not be retried.
+        message = str(exc.orig)
+        return "UNIQUE constraint failed" in message or "database is locked" in message
 
     def fast_path(
         self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
