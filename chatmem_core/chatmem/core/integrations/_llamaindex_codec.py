@@ -43,7 +43,6 @@ from llama_index.core.base.llms.types import (  # noqa: E402
 )
 
 from .._codec import media_from_dict, media_to_dict  # noqa: E402
-from .._errors import InvalidArgumentError  # noqa: E402
 from .._messages import (  # noqa: E402
     AssistantMessage,
     Media,
@@ -61,6 +60,7 @@ from ._lossless import (  # noqa: E402
     check_json,
     decode_messages,
     encode_messages,
+    instances_of,
     require_str,
     split,
     whole_envelope,
@@ -82,12 +82,7 @@ def from_llamaindex(
 ) -> list[Message]:
     """LlamaIndex messages to chatmem messages. A run of ``tool`` messages becomes one
     ``ToolResponseMessage`` unless ``group_tool_responses`` is False (then one each)."""
-    xs = list(messages)
-    for i, x in enumerate(xs):
-        if not isinstance(x, ChatMessage):
-            raise InvalidArgumentError(
-                f"messages[{i}]", f"is a {type(x).__name__}, not a ChatMessage"
-            )
+    xs = instances_of(messages, ChatMessage)
     return decode_messages(_CODEC, xs, group=group_tool_responses)
 
 

@@ -27,7 +27,7 @@ how many follow (``"chatmem": {"responses": k}``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from .._codec import message_from_dict, message_to_dict
@@ -196,6 +196,19 @@ def _learn_names(names: dict[str, str], m: Message) -> None:
     if isinstance(m, AssistantMessage):
         for c in m.tool_calls:
             names[c.id] = c.name
+
+
+def instances_of(messages: Iterable[object], cls: type[X]) -> list[X]:
+    """``messages`` as a list, each checked to be a ``cls`` (InvalidArgumentError naming
+    ``messages[i]`` otherwise): the argument check of every framework's decoder."""
+    xs: list[X] = []
+    for i, x in enumerate(messages):
+        if not isinstance(x, cls):
+            raise InvalidArgumentError(
+                f"messages[{i}]", f"is a {type(x).__name__}, not a {cls.__name__}"
+            )
+        xs.append(x)
+    return xs
 
 
 def decode_messages(codec: FormatCodec[X], xs: Sequence[X], *, group: bool) -> list[Message]:

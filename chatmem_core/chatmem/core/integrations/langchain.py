@@ -68,6 +68,7 @@ from ._lossless import (  # noqa: E402
     check_json,
     decode_messages,
     encode_messages,
+    instances_of,
     require_str,
     whole_envelope,
 )
@@ -86,12 +87,7 @@ def from_langchain(
 ) -> list[Message]:
     """LangChain messages to chatmem messages. A run of ``ToolMessage`` becomes one
     ``ToolResponseMessage`` unless ``group_tool_responses`` is False (then one each)."""
-    xs = list(messages)
-    for i, x in enumerate(xs):
-        if not isinstance(x, BaseMessage):
-            raise InvalidArgumentError(
-                f"messages[{i}]", f"is a {type(x).__name__}, not a BaseMessage"
-            )
+    xs = instances_of(messages, BaseMessage)
     return decode_messages(_CODEC, xs, group=group_tool_responses)
 
 
