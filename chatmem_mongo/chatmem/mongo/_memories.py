@@ -48,6 +48,7 @@ from chatmem.core.longterm import (
 )
 
 from ._errors import translate_errors
+from ._repository import _database_of
 
 DEFAULT_MEMORY_COLLECTION_NAME = "ai_memory_record"
 ADD_ATTEMPTS = 5
@@ -241,24 +242,3 @@ class MongoMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
                 }
                 count += self.collection.update_one(guard, {"$set": change}).modified_count
         return count
-
-
-def _database_of(client: object, database_name: str | None) -> Database[Any]:
-    if isinstance(client, Database):
-        if database_name is not None and database_name != client.name:
-            raise InvalidArgumentError("database_name", "differs from the Database passed")
-        return client
-    if not isinstance(client, MongoClient):
-        raise InvalidArgumentError(
-            "client", f"must be a pymongo MongoClient or Database, got {type(client).__name__}"
-        )
-    if database_name is not None:
-        if not isinstance(database_name, str) or not database_name:
-            raise InvalidArgumentError("database_name", "must be a non-empty str")
-        return client[database_name]
-    try:
-        return client.get_default_database()
-    except ConfigurationError:
-        raise InvalidArgumentError(
-            "database_name", "is required when the client's URL names no database"
-        ) from None

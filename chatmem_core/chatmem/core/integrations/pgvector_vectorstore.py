@@ -27,6 +27,7 @@ from .vectorstore import (  # noqa: E402
     check_documents,
     check_search,
     embed_all,
+    embed_query,
 )
 
 __all__ = ["DEFAULT_TABLE_NAME", "PgVectorStore"]
@@ -122,9 +123,7 @@ class PgVectorStore:
     ) -> list[Document]:
         """The ``top_k`` most similar documents passing the filter and the threshold."""
         wanted = check_search(top_k, similarity_threshold, filter)
-        if not isinstance(query, str):
-            raise InvalidArgumentError("query", "must be a str")
-        (q,) = embed_all(self.embed, [query])
+        q = embed_query(self.embed, query)
         with self.engine.connect() as conn:
             exists = conn.execute(sa.text("SELECT to_regclass(:t)"), {"t": self._table}).scalar()
             if exists is None:

@@ -69,6 +69,14 @@ def embed_all(embed: Embed, texts: Sequence[str]) -> list[list[float]]:
     return vectors
 
 
+def embed_query(embed: Embed, query: object) -> list[float]:
+    """The vector of a search ``query`` (InvalidArgumentError naming ``query`` unless a str)."""
+    if not isinstance(query, str):
+        raise InvalidArgumentError("query", "must be a str")
+    (vector,) = embed_all(embed, [query])
+    return vector
+
+
 def check_search(top_k: object, threshold: object, filter: object) -> dict[str, str]:
     """Validate ``similarity_search`` arguments; the filter as a plain dict."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
@@ -128,9 +136,7 @@ class InMemoryVectorStore:
     ) -> list[Document]:
         """The ``top_k`` most similar documents passing the filter and the threshold."""
         wanted = check_search(top_k, similarity_threshold, filter)
-        if not isinstance(query, str):
-            raise InvalidArgumentError("query", "must be a str")
-        (q,) = embed_all(self.embed, [query])
+        q = embed_query(self.embed, query)
         with self._lock:
             rows = list(self._rows)
         scored = [
