@@ -202,12 +202,18 @@ def integrations(session: nox.Session, backend: str) -> None:
     )
 
 
+# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
+RUFF = "ruff==0.17.6"
+
+
 @nox.session(python=MAIN_PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree: lint rules and formatting."""
-    session.install("ruff>=0.6")
+    """ruff over the whole tree (lint rules and formatting), and every generated sync twin
+    current with its async source (scripts/unasync.py --check)."""
+    session.install(RUFF)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("python", "scripts/unasync.py", "--check")
 
 
 @nox.session(python=MAIN_PYTHON)
