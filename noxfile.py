@@ -30,6 +30,8 @@ nox.options.sessions = [
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
+RUFF = "ruff==0.17.6"
 MAIN_PYTHON = "3.11"
 EVERY_PYTHON = ("memory", "sqlite")
 
@@ -197,7 +199,8 @@ def unit(session: nox.Session) -> None:
     """Core tests needing no server: window rule, codec, validation, CLI, data transfer, and
     the LangChain/LlamaIndex conversions and adapters on the in-memory store and SQLite."""
     _install(session, f"sqlite,{FRAMEWORKS}")
-    session.install(*FRAMEWORK_TESTS)
+    # test_unasync checks the generated twins with the pinned ruff
+    session.install(*FRAMEWORK_TESTS, RUFF)
     session.run(
         "pytest",
         "chatmem_core/tests",
@@ -230,10 +233,6 @@ def integrations(session: nox.Session, backend: str) -> None:
         "-rs",
         *session.posargs,
     )
-
-
-# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
-RUFF = "ruff==0.17.6"
 
 
 @nox.session(python=MAIN_PYTHON)

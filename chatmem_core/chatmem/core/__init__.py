@@ -2,7 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._advisor import CONVERSATION_ID, ChatMemory, MessageChatMemoryAdvisor
+from ._advisor import CONVERSATION_ID, AsyncChatMemory, ChatMemory, MessageChatMemoryAdvisor
 from ._async_memory import AsyncMessageWindowChatMemory
 from ._async_repository import (
     AsyncBaseChatMemoryRepository,
@@ -95,6 +95,7 @@ __all__ = [
     "FORMAT_VERSION",
     "AssistantMessage",
     "AsyncBaseChatMemoryRepository",
+    "AsyncChatMemory",
     "AsyncChatMemoryRepository",
     "AsyncInMemoryChatMemoryRepository",
     "AsyncMessageWindowChatMemory",
