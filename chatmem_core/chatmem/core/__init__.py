@@ -41,6 +41,7 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
+from ._observe import instrument
 from ._registry import (
     async_repository_class_for_url,
     async_repository_from_url,
@@ -74,6 +75,8 @@ from ._turns import (
     window_size,
 )
 from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
+
+instrument(BaseChatMemoryRepository, AsyncBaseChatMemoryRepository)  # no-op without OTel
 
 
 def _version() -> str:
