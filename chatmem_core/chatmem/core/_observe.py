@@ -45,6 +45,7 @@ class _Telemetry:
         from opentelemetry import metrics, trace
 
         self.trace = trace
+        self._metrics = metrics
         self.tracer = trace.get_tracer("chatmem")
         meter = metrics.get_meter("chatmem")
         self.duration = meter.create_histogram(
@@ -56,6 +57,18 @@ class _Telemetry:
         self.retries = meter.create_counter(
             "chatmem.retries", unit="{retry}", description="lost races retried"
         )
+        self._live = False
+
+    def live(self) -> bool:
+        """True once the application set a tracer or meter provider: until then every span
+        and instrument is a no-op, so calls skip the wrapping work (an API pulled in by
+        another package costs a type check per call, not a span)."""
+        if not self._live:
+            self._live = (
+                not isinstance(self.trace.get_tracer_provider(), self.trace.ProxyTracerProvider)
+                or type(self._metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"
+            )
+        return self._live
 
 
 _telemetry: _Telemetry | None = None
@@ -80,6 +93,11 @@ def telemetry() -> _Telemetry | None:
     if ENABLED and _telemetry is None:
         _telemetry = _Telemetry()
     return _telemetry
+
+
+def _live() -> bool:
+    t = telemetry()
+    return t is not None and t.live()
 
 
 def record_retry(what: str, attempt: int) -> None:
@@ -136,6 +154,8 @@ def _wrap(operation: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
         @functools.wraps(fn)
         async def traced_async(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not _live():
+                return await fn(self, *args, **kwargs)
             t, attrs, cm = start(self)
             with cm as span:
                 began = time.perf_counter()
@@ -151,6 +171,8 @@ def _wrap(operation: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _live():
+            return fn(self, *args, **kwargs)
         t, attrs, cm = start(self)
         with cm as span:
             began = time.perf_counter()
