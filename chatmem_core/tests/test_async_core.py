@@ -24,6 +24,7 @@ from chatmem.core import (
     async_repository_from_url,
 )
 from chatmem.core.backend import async_retry
+from chatmem.testing.probes import loop_lags
 
 TASKS = 100
 TICK = 0.005
@@ -66,23 +67,9 @@ class SlowStore(AsyncInMemoryChatMemoryRepository):
 
 
 async def worst_lag(work: Any) -> float:
-    """Run ``work`` while a probe sleeps ``TICK`` in a loop; the latest it woke (a probe
-    that could not tick three times during the work reports the whole run)."""
-    done = asyncio.Event()
-    lags: list[float] = []
-
-    async def probe() -> None:
-        loop = asyncio.get_running_loop()
-        while not done.is_set():
-            start = loop.time()
-            await asyncio.sleep(TICK)
-            lags.append(loop.time() - start - TICK)
-
-    ticker = asyncio.create_task(probe())
-    await asyncio.sleep(TICK * 2)
-    await work
-    done.set()
-    await ticker
+    """The latest the loop woke a ``TICK`` probe while ``work`` ran (a probe that could not
+    tick three times during the work reports the whole run)."""
+    lags = await loop_lags(work, TICK)
     return max(lags) if len(lags) >= 3 else float("inf")
 
 
