@@ -67,9 +67,9 @@ class SlowStore(AsyncInMemoryChatMemoryRepository):
 
 
 async def worst_lag(work: Any) -> float:
-    """The latest the loop woke a ``TICK`` probe while ``work`` ran (a probe that could not
-    tick three times during the work reports the whole run)."""
-    lags = await loop_lags(work, TICK)
+    """The latest the loop woke a ``TICK`` probe while ``work`` (a coroutine) ran (a probe
+    that could not tick three times during the work reports the whole run)."""
+    lags = await loop_lags(lambda: work, TICK)
     return max(lags) if len(lags) >= 3 else float("inf")
 
 

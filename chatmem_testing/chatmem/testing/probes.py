@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 
-async def loop_lags(work: Awaitable[Any], tick: float = 0.005) -> list[float]:
-    """Await ``work`` while a probe task sleeps ``tick`` seconds in a loop; how late it woke
-    each time (seconds). A loop that only computes between awaits wakes it on time; one that
+async def loop_lags(start: Callable[[], Awaitable[Any]], tick: float = 0.005) -> list[float]:
+    """Await ``start()`` (called once the probe runs) while a probe task sleeps ``tick``
+    seconds in a loop; how late it woke each time (seconds). A loop that only computes between awaits wakes it on time; one that
     waits on the network inside a call delays it by that wait."""
     done = asyncio.Event()
     lags: list[float] = []
@@ -27,7 +27,7 @@ async def loop_lags(work: Awaitable[Any], tick: float = 0.005) -> list[float]:
     ticker = asyncio.create_task(probe())
     await asyncio.sleep(tick * 2)
     try:
-        await work
+        await start()
     finally:
         done.set()
         await ticker
