@@ -12,8 +12,8 @@ from typing import Any
 
 async def loop_lags(start: Callable[[], Awaitable[Any]], tick: float = 0.005) -> list[float]:
     """Await ``start()`` (called once the probe runs) while a probe task sleeps ``tick``
-    seconds in a loop; how late it woke each time (seconds). A loop that only computes between awaits wakes it on time; one that
-    waits on the network inside a call delays it by that wait."""
+    seconds in a loop; how late it woke each time (seconds). A loop that only computes
+    between awaits wakes it on time; one that waits on the network in a call delays it."""
     done = asyncio.Event()
     lags: list[float] = []
 
