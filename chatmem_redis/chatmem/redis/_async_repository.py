@@ -358,6 +358,8 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         if search is None:
             return []
         search = in_conversation(search, cid)
+        if self._init_pending:  # the queries are not base methods: run the deferred set-up
+            await self._ensure_initialized()
         await self._schema_check()
         args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
         with translate_errors("searching messages"):

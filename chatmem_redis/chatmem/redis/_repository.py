@@ -348,6 +348,8 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if search is None:
             return []
         search = in_conversation(search, cid)
+        if self._init_pending:  # the queries are not base methods: run the deferred set-up
+            self._ensure_initialized()
         self._schema_check()
         args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
         with translate_errors("searching messages"):
