@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -34,6 +35,7 @@ from chatmem.core import (
     async_repository_from_url,
 )
 from chatmem.redis import (
+    DEFAULT_ASYNC_MAX_CONNECTIONS,
     AsyncAdvancedRedisChatMemoryRepository,
     AsyncRedisChatMemoryRepository,
     MetadataField,
@@ -188,6 +190,36 @@ def test_from_url_creates_the_index_and_owns_its_client(server: ServerInfo, harn
         await client.aclose()
         harness.cleanup(server, given)
 
+    run(body)
+
+
+def test_from_url_bounds_its_pool_and_reads_no_metadata_per_connection(
+    server: ServerInfo, harness: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked_up: list[str] = []
+    real_version = importlib.metadata.version
+
+    def version(name: str) -> str:
+        looked_up.append(name)
+        return real_version(name)
+
+    async def body() -> None:
+        assert server.url is not None
+        options = harness.namespace_options()
+        for query, bound in (("", DEFAULT_ASYNC_MAX_CONNECTIONS), ("&max_connections=3", 3)):
+            name = f"pool-{options['index_name']}-{bound}"
+            url = f"{server.url}?client_name={name}{query}"
+            repo = await AsyncRedisChatMemoryRepository.from_url(url, **options)
+            looked_up.clear()
+            await asyncio.gather(*(repo.append(f"c{i}", UserMessage("x")) for i in range(60)))
+            if hasattr(redis, "driver_info"):  # redis-py 7+: a DriverInfo per client
+                assert "redis" not in looked_up, "a new connection read the package metadata"
+            opened = sum(c["name"] == name for c in sync_client(server).client_list())
+            assert 1 <= opened <= bound  # the other tasks waited for a free connection
+            await repo.close()
+        harness.cleanup(server, repo)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
     run(body)
 
 

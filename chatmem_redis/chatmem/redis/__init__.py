@@ -4,6 +4,7 @@ from ._advanced import AdvancedRedisChatMemoryRepository
 from ._async_advanced import AsyncAdvancedRedisChatMemoryRepository
 from ._async_repository import AsyncRedisChatMemoryRepository
 from ._config import (
+    DEFAULT_ASYNC_MAX_CONNECTIONS,
     DEFAULT_INDEX_NAME,
     DEFAULT_KEY_PREFIX,
     DEFAULT_SEARCH_LIMIT,
@@ -21,6 +22,7 @@ from ._repository import RedisChatMemoryRepository
 from ._search import MessageWithConversation
 
 __all__ = [
+    "DEFAULT_ASYNC_MAX_CONNECTIONS",
     "DEFAULT_INDEX_NAME",
     "DEFAULT_KEY_PREFIX",
     "DEFAULT_MEMORY_INDEX_NAME",

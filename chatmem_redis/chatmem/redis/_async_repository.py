@@ -39,12 +39,14 @@ from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 from . import _scripts  # noqa: E402
 from ._codec import DocumentCache, document_body  # noqa: E402
 from ._config import (  # noqa: E402
+    DEFAULT_ASYNC_MAX_CONNECTIONS,
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
     DEFAULT_KEY_PREFIX,
     DEFAULT_SEARCH_LIMIT,
     MetadataField,
     RedisConfig,
+    client_options,
 )
 from ._errors import MISSING_INDEX, translate_errors  # noqa: E402
 from ._schema import (  # noqa: E402
@@ -153,7 +155,17 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
     async def from_url(cls, url: str, **options: Any) -> AsyncRedisChatMemoryRepository:
         """A repository on a client made from ``url`` (closed by ``close``); the search index
         is created (``initialize_schema="always"``) before it returns."""
-        client = redis.asyncio.Redis.from_url(url)
+        if ASYNC:
+            # A bounded pool: an unbounded one opens a connection per task when many start
+            # at once, and the loop then runs every handshake in one go (100 tasks stalled it
+            # for half a second); here tasks past the bound wait, on the loop, for a free one.
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                url, max_connections=DEFAULT_ASYNC_MAX_CONNECTIONS, **client_options()
+            )
+            client = redis.asyncio.Redis(connection_pool=pool)
+            client.auto_close_connection_pool = True  # aclose() disconnects the pool too
+        else:
+            client = redis.Redis.from_url(url, **client_options())
 
         async def build() -> AsyncRedisChatMemoryRepository:
             repo = cls(client, **options)

@@ -46,6 +46,7 @@ from ._config import (  # noqa: E402
     DEFAULT_SEARCH_LIMIT,
     MetadataField,
     RedisConfig,
+    client_options,
 )
 from ._errors import MISSING_INDEX, translate_errors  # noqa: E402
 from ._schema import (  # noqa: E402
@@ -149,7 +150,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
         """A repository on a client made from ``url`` (closed by ``close``); the search index
         is created (``initialize_schema="always"``) before it returns."""
-        client = redis.Redis.from_url(url)
+        client = redis.Redis.from_url(url, **client_options())
 
         def build() -> RedisChatMemoryRepository:
             repo = cls(client, **options)
