@@ -18,6 +18,8 @@ our own packages. What a backend gets here:
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
   verifies once, in ``"never"`` mode, that the schema exists;
+- ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
+  only rows it has not seen (see its module for why that can never serve stale data);
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
   maps driver exception classes onto ``BackendUnavailableError`` / ``BackendError`` (the
   driver's exception stays as ``__cause__``).
@@ -41,6 +43,7 @@ from ._contract import (
     stamp,
     window_source,
 )
+from ._decode_cache import DEFAULT_DECODE_CACHE_SIZE, DecodeCache
 from ._errors import (
     BackendError,
     BackendUnavailableError,
@@ -119,6 +122,7 @@ def error_translator(
 
 __all__ = [
     "ASYNC_TWIN",
+    "DEFAULT_DECODE_CACHE_SIZE",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_SCHEMA_MODE",
     "MAX_CONVERSATION_ID_LENGTH",
@@ -133,6 +137,7 @@ __all__ = [
     "ChatMemoryError",
     "ConcurrencyError",
     "ConversationIdPage",
+    "DecodeCache",
     "InvalidArgumentError",
     "InvalidIdentifierError",
     "MissingDependencyError",
