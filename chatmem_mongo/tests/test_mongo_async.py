@@ -112,12 +112,11 @@ def test_the_constructor_sends_nothing_and_the_first_call_creates_the_schema(
     run: Callable[[Scenario], None],
 ) -> None:
     async def scenario(ctx: Ctx) -> None:
-        repo = ctx.make(ttl=timedelta(hours=1))
+        repo = ctx.make()
         assert ctx.commands.names == []  # an async constructor cannot do I/O
         assert await repo.find_by_conversation_id("none") == []
         assert ctx.commands.names[:1] == ["listIndexes"] and "createIndexes" in ctx.commands.names
         assert any(ix["key"] == POSITION_INDEX for ix in await ctx.indexes())
-        assert await ctx.ttl_expiries() == [3600]
         ctx.commands.names.clear()
         await repo.append("c", UserMessage("x"))
         assert "listIndexes" not in ctx.commands.names and "createIndexes" not in ctx.commands.names
@@ -185,10 +184,10 @@ def test_never_creates_no_index_and_refuses_until_created(
 
 def test_async_ensure_indexes_is_the_public_twin(run: Callable[[Scenario], None]) -> None:
     async def scenario(ctx: Ctx) -> None:
-        await async_ensure_indexes(ctx.client[ctx.database][ctx.collection_name], 60)
-        assert await ctx.ttl_expiries() == [60]
+        await async_ensure_indexes(ctx.client[ctx.database][ctx.collection_name], None)
+        assert any(ix["key"] == POSITION_INDEX for ix in await ctx.indexes())
         ctx.commands.names.clear()
-        await async_ensure_indexes(ctx.client[ctx.database][ctx.collection_name], 60)
+        await async_ensure_indexes(ctx.client[ctx.database][ctx.collection_name], None)
         assert ctx.commands.names == ["listIndexes"]  # already matching: no DDL
 
     run(scenario)
@@ -250,9 +249,10 @@ def test_from_url_owns_its_client_and_a_passed_client_stays_open(
     async def scenario(ctx: Ctx) -> None:
         assert server.url is not None
         url_repo = await AsyncMongoChatMemoryRepository.from_url(
-            server.url, collection_name=ctx.collection_name, ttl=timedelta(minutes=3)
+            server.url, collection_name=ctx.collection_name
         )
-        assert await ctx.ttl_expiries() == [180]  # created eagerly, before any call
+        # created eagerly, before any call
+        assert any(ix["key"] == POSITION_INDEX for ix in await ctx.indexes())
         async with url_repo as repo:
             await repo.save_all("u", [UserMessage("via url")])
             owned = repo._owned
