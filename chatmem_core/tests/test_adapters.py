@@ -12,19 +12,25 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from chatmem.core import (
     AssistantMessage,
+    AsyncChatMemoryRepository,
+    AsyncInMemoryChatMemoryRepository,
     BaseChatMemoryRepository,
+    InMemoryChatMemoryRepository,
+    InvalidArgumentError,
     ToolCall,
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
+    async_repository_from_url,
 )
 from conformance_tests.corpus import ID_CORPUS, PNG, full_corpus
 
@@ -75,6 +81,66 @@ def make_repo(backend: tuple[Any, Any]) -> Iterator[Callable[[], BaseChatMemoryR
 @pytest.fixture
 def repo(make_repo: Callable[[], BaseChatMemoryRepository]) -> BaseChatMemoryRepository:
     return make_repo()
+
+
+# == async repositories: the in-memory twin, and SQLite's once it lands =====================
+ASYNC_STORES = ["async-memory", "async-sqlite"]
+AsyncMaker = Callable[[], Awaitable[AsyncChatMemoryRepository]]
+T = TypeVar("T")
+
+
+@pytest.fixture(params=ASYNC_STORES)
+def amake(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncMaker:
+    """Opens async clients of one fresh store (each call another client of the same data)."""
+    if request.param == "async-memory":
+        shared = AsyncInMemoryChatMemoryRepository()
+
+        async def same() -> AsyncChatMemoryRepository:
+            return shared
+
+        return same
+    pytest.importorskip("aiosqlite", reason="aiosqlite not installed (extra: sqlite)")
+    try:
+        from chatmem.jdbc import AsyncJdbcChatMemoryRepository  # noqa: F401
+    except ImportError:
+        pytest.skip("SQLite's async twin chatmem.jdbc.AsyncJdbcChatMemoryRepository is missing")
+    url = f"sqlite:///{tmp_path / 'async.db'}"
+
+    async def opened() -> AsyncChatMemoryRepository:
+        return await async_repository_from_url(url)
+
+    return opened
+
+
+class NoThreads(ThreadPoolExecutor):
+    """A loop's default executor that fails: an async path on an async repository must not
+    reach ``asyncio.to_thread`` or ``run_in_executor``."""
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a worker thread was used on an async repository")
+
+
+def arun(
+    amake: AsyncMaker,
+    scenario: Callable[[AsyncChatMemoryRepository], Awaitable[T]],
+    *,
+    threads: bool = False,
+) -> T:
+    """``scenario(repo)`` on a fresh loop with no worker threads (unless ``threads``: for a
+    framework part that uses its own), the client closed after."""
+
+    async def main() -> T:
+        if not threads:
+            asyncio.get_running_loop().set_default_executor(NoThreads())
+        repo = await amake()
+        try:
+            return await scenario(repo)
+        finally:
+            close = getattr(repo, "close", None)
+            if close is not None:
+                await close()
+
+    return asyncio.run(main())
 
 
 # == LangChain ===============================================================================
@@ -256,6 +322,120 @@ def test_langchain_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None
         ChatmemChatMessageHistory(repo, "")
     with pytest.raises(InvalidArgumentError):
         ChatmemChatMessageHistory(object(), "x")  # type: ignore[arg-type]
+
+
+# -- LangChain on async repositories ---------------------------------------------------------
+def test_langchain_async_history_on_an_async_repository(amake: AsyncMaker) -> None:
+    _lc()
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    async def scenario(arepo: AsyncChatMemoryRepository) -> None:
+        h = ChatmemChatMessageHistory(conversation_id="s", async_repository=arepo)
+        assert await h.aget_messages() == []
+        await h.aadd_messages(lc_sample()[:2])
+        await h.aadd_messages(lc_sample()[2:])
+        assert await h.aget_messages() == lc_sample()
+        again = ChatmemChatMessageHistory(conversation_id="s", async_repository=await amake())
+        assert await again.aget_messages() == lc_sample()  # another client, the same store
+        assert await arepo.find_by_conversation_id("s") != []
+        await h.aclear()
+        assert await h.aget_messages() == []
+        with pytest.raises(InvalidArgumentError, match="only async_repository"):
+            h.messages  # noqa: B018  # the sync methods need repository=
+
+    arun(amake, scenario)
+
+
+def test_langchain_async_window_mode(amake: AsyncMaker) -> None:
+    m = _lc()
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    async def scenario(arepo: AsyncChatMemoryRepository) -> None:
+        h = ChatmemChatMessageHistory(conversation_id="w", async_repository=arepo, max_messages=4)
+        await h.aadd_messages([m.SystemMessage("s")])
+        for i in range(5):
+            await h.aadd_messages([m.HumanMessage(f"u{i}"), m.AIMessage(f"a{i}")])
+        want = [m.SystemMessage("s"), m.HumanMessage("u4"), m.AIMessage("a4")]
+        assert await h.aget_messages() == want
+
+    arun(amake, scenario)
+
+
+def test_langchain_async_concurrent_adds_all_land(amake: AsyncMaker) -> None:
+    m = _lc()
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    async def scenario(arepo: AsyncChatMemoryRepository) -> None:
+        h = ChatmemChatMessageHistory(conversation_id="busy", async_repository=arepo)
+
+        async def writer(n: int) -> None:
+            for i in range(5):
+                await h.aadd_messages([m.HumanMessage(f"{n}-{i}")])
+
+        await asyncio.gather(*(writer(n) for n in range(20)))
+        texts = [x.content for x in await h.aget_messages()]
+        assert sorted(texts) == sorted(f"{n}-{i}" for n in range(20) for i in range(5))
+        for n in range(20):
+            assert [t for t in texts if t.startswith(f"{n}-")] == [f"{n}-{i}" for i in range(5)]
+
+    arun(amake, scenario)
+
+
+def test_langchain_ainvoke_runs_on_the_async_repository(amake: AsyncMaker) -> None:
+    m = _lc()
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    async def scenario(arepo: AsyncChatMemoryRepository) -> None:
+        model = GenericFakeChatModel(messages=iter([m.AIMessage("first"), m.AIMessage("second")]))
+        prompt = ChatPromptTemplate.from_messages(
+            [("system", "Be terse."), MessagesPlaceholder("history"), ("human", "{question}")]
+        )
+        chain = RunnableWithMessageHistory(
+            prompt | model,
+            lambda sid: ChatmemChatMessageHistory(conversation_id=sid, async_repository=arepo),
+            input_messages_key="question",
+            history_messages_key="history",
+        )
+        config: Any = {"configurable": {"session_id": "rwmh"}}
+        await chain.ainvoke({"question": "one?"}, config=config)
+        await chain.ainvoke({"question": "two?"}, config=config)
+        stored = await arepo.find_by_conversation_id("rwmh")
+        assert [x.text for x in stored] == ["one?", "first", "two?", "second"]
+
+    arun(amake, scenario, threads=True)  # the fake model runs in LangChain's executor
+
+
+def test_langchain_history_with_both_repositories_uses_each_for_its_kind() -> None:
+    m = _lc()
+    from chatmem.core.integrations._in_thread import in_thread
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    repo = InMemoryChatMemoryRepository()
+    both = ChatmemChatMessageHistory(repo, "c", async_repository=in_thread(repo))
+    both.add_messages([m.HumanMessage("sync")])
+    asyncio.run(both.aadd_messages([m.AIMessage("async")]))
+    assert both.messages == asyncio.run(both.aget_messages())
+    assert [x.content for x in both.messages] == ["sync", "async"]
+    assert both.repository is repo and both.async_repository is not None
+
+
+def test_langchain_rejects_a_repository_of_the_wrong_kind() -> None:
+    _lc()
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    with pytest.raises(InvalidArgumentError, match="async_repository="):
+        ChatmemChatMessageHistory(AsyncInMemoryChatMemoryRepository(), "c")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="async_repository"):
+        ChatmemChatMessageHistory(
+            conversation_id="c",
+            async_repository=InMemoryChatMemoryRepository(),  # type: ignore[arg-type]
+        )
+    with pytest.raises(InvalidArgumentError, match="repository"):
+        ChatmemChatMessageHistory(conversation_id="c")
 
 
 # == LlamaIndex ==============================================================================
