@@ -112,6 +112,15 @@ def amake(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncMaker:
     return opened
 
 
+def async_twin_of(repo: BaseChatMemoryRepository) -> AsyncChatMemoryRepository:
+    """An async client of the same in-memory store (test-only: the twins share their dicts),
+    so a contract written against a sync repository can drive an adapter's async path."""
+    assert isinstance(repo, InMemoryChatMemoryRepository)
+    twin = AsyncInMemoryChatMemoryRepository()
+    twin._logs, twin._next, twin._lock = repo._logs, repo._next, repo._lock
+    return twin
+
+
 class NoThreads(ThreadPoolExecutor):
     """A loop's default executor that fails: an async path on an async repository must not
     reach ``asyncio.to_thread`` or ``run_in_executor``."""
@@ -578,6 +587,69 @@ def test_llamaindex_chat_memory_buffer_uses_the_store(store: Any) -> None:
     assert [m.content for m in store.get_messages("buf")] == ["hello", "hi there"]
     memory.reset()
     assert store.get_messages("buf") == []
+
+
+# -- LlamaIndex's BaseChatStore on async repositories ----------------------------------------
+def test_llamaindex_async_methods_on_an_async_repository(amake: AsyncMaker) -> None:
+    t = _li()
+    from chatmem.core.integrations.llamaindex import ChatmemChatStore
+
+    hi, yo = t.ChatMessage(role="user", content="hi"), t.ChatMessage(role="assistant", content="yo")
+
+    async def scenario(arepo: AsyncChatMemoryRepository) -> None:
+        store = ChatmemChatStore(async_repository=arepo)
+        assert await store.aget_messages("k") == [] and await store.adelete_messages("k") is None
+        await store.aset_messages("k", [hi])
+        await store.async_add_message("k", yo)
+        await store.async_add_message("k", t.ChatMessage(role="user", content="first"), idx=0)
+        assert [m.content for m in await store.aget_messages("k")] == ["first", "hi", "yo"]
+        assert (await store.adelete_message("k", 0)).content == "first"
+        assert await store.adelete_message("k", -3) is None
+        assert (await store.adelete_last_message("k")).content == "yo"
+        assert await store.aget_keys() == ["k"]
+        assert await store.adelete_messages("k") == [hi]
+        assert await store.aget_keys() == []
+        with pytest.raises(InvalidArgumentError, match="only async_repository"):
+            store.get_messages("k")
+
+    arun(amake, scenario)
+
+
+def test_llamaindex_chat_memory_buffer_async_on_an_async_repository(amake: AsyncMaker) -> None:
+    t = _li()
+    from llama_index.core.memory import ChatMemoryBuffer
+
+    from chatmem.core.integrations.llamaindex import ChatmemChatStore
+
+    async def scenario(arepo: AsyncChatMemoryRepository) -> None:
+        store = ChatmemChatStore(async_repository=arepo)
+        memory = ChatMemoryBuffer.from_defaults(
+            chat_store=store, chat_store_key="buf", token_limit=10_000
+        )
+        await memory.aput(t.ChatMessage(role="user", content="hello"))
+        await memory.aput(t.ChatMessage(role="assistant", content="hi there"))
+        # aget_all awaits the store; ChatMemoryBuffer.aget is LlamaIndex's thread around the
+        # sync get, so it needs repository= as well
+        assert [m.content for m in await memory.aget_all()] == ["hello", "hi there"]
+        assert [m.text for m in await arepo.find_by_conversation_id("buf")] == [
+            "hello",
+            "hi there",
+        ]
+
+    arun(amake, scenario)
+
+
+def test_llamaindex_store_with_both_repositories(repo: BaseChatMemoryRepository) -> None:
+    t = _li()
+    from chatmem.core.integrations.llamaindex import ChatmemChatStore
+
+    if not isinstance(repo, InMemoryChatMemoryRepository):
+        pytest.skip("two clients of one store: the in-memory twins here; SQLite's when it lands")
+    store = ChatmemChatStore(repo, async_repository=async_twin_of(repo))
+    store.add_message("k", t.ChatMessage(role="user", content="sync"))
+    asyncio.run(store.async_add_message("k", t.ChatMessage(role="assistant", content="async")))
+    assert store.get_messages("k") == asyncio.run(store.aget_messages("k"))
+    assert [m.content for m in store.get_messages("k")] == ["sync", "async"]
 
 
 def test_llamaindex_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None:

@@ -62,4 +62,4 @@ def pick(repository: object, async_repository: object, *, user: str) -> Twins:
         raise InvalidArgumentError(
             "async_repository", "must implement AsyncChatMemoryRepository (an Async*Repository)"
         )
-    return Twins(repository, async_repository, user)  # type: ignore[arg-type]
+    return Twins(repository, async_repository, user)

@@ -32,7 +32,7 @@ LlamaIndex's own stores.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .._errors import InvalidArgumentError, require
@@ -52,6 +52,7 @@ from .._contract import is_async_repository  # noqa: E402
 from .._registry import (  # noqa: E402
     async_repository_class_for_url,
     async_repository_from_url,
+    repository_class_for_url,
     repository_from_url,
 )
 from .._repository import ChatMemoryRepository  # noqa: E402
@@ -103,6 +104,7 @@ class ChatmemDBChatStore(AsyncDBChatStore):
     _options: dict[str, Any] = PrivateAttr(default_factory=dict)
     _opening: asyncio.Lock | None = PrivateAttr(default=None)
     _given: ChatMemoryRepository | AsyncChatMemoryRepository | None = PrivateAttr(default=None)
+    _close: Callable[[], Awaitable[None]] | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -130,7 +132,7 @@ class ChatmemDBChatStore(AsyncDBChatStore):
         elif use_async:
             async_repository_class_for_url(str(url))  # a bad scheme or driver fails here
         else:
-            log = AsyncChatLog(in_thread(repository_from_url(str(url), **options)))
+            repository_class_for_url(str(url))
         super().__init__(url=url, use_async=use_async)  # type: ignore[call-arg]  # pydantic fields
         self._log, self._options, self._given = log, options, repository
 
@@ -160,22 +162,36 @@ class ChatmemDBChatStore(AsyncDBChatStore):
         return _rebuild(cls, data, options)
 
     async def _chat_log(self) -> AsyncChatLog:
-        if self._log is None:
+        if self._log is None:  # a URL store: open its repository once, on the first call
             if self._opening is None:
                 self._opening = asyncio.Lock()
             async with self._opening:
                 if self._log is None:
-                    repo = await async_repository_from_url(str(self.url), **self._options)
-                    self._log = AsyncChatLog(repo)
+                    self._log = AsyncChatLog(await self._open())
         return self._log
 
+    async def _open(self) -> AsyncChatMemoryRepository:
+        url, options = str(self.url), self._options
+        if self.use_async:
+            repo = await async_repository_from_url(url, **options)
+            self._close = getattr(repo, "close", None)  # a store that owns a client has one
+            return repo
+        sync = await asyncio.to_thread(repository_from_url, url, **options)
+        sync_close = getattr(sync, "close", None)
+
+        async def close() -> None:
+            if sync_close is not None:
+                await asyncio.to_thread(sync_close)
+
+        self._close = close
+        return in_thread(sync)
+
     async def aclose(self) -> None:
-        """Close the repository a URL store opened (a given repository is the caller's)."""
-        if self._given is None and self._log is not None:
-            repo, self._log = self._log.repository, None
-            close = getattr(repo, "close", None)
-            if close is not None:
-                await close()
+        """Close the repository a URL store opened (a given repository is the caller's); the
+        next call opens it again."""
+        close, self._close, self._log = self._close, None, self._log if self._given else None
+        if close is not None:
+            await close()
 
     async def get_messages(
         self,
