@@ -10,8 +10,10 @@ vector stores, retrievers, tools, models), so the contract is spelled out here.
 from __future__ import annotations
 
 import asyncio
+import gc
 import tempfile
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -661,3 +663,165 @@ def test_llamaindex_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> Non
         ChatmemChatStore(object())  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
         ChatmemChatStore(repo).get_messages("")
+
+
+# == no adapter blocks the loop: 100 tasks on one adapter, a lag probe beside them ===========
+STEP_BOUND = 0.5
+"""Seconds one task may hold the loop between two awaits (asyncio's slow-callback limit, in
+debug mode) while 100 tasks use one adapter on the async in-memory repository: a step is a
+few milliseconds of CPU; the margin is for shared machines (load 17 on 2 cores here)."""
+LAG_BOUND = 1.5
+"""Seconds the loop may go without running a 1 ms probe meanwhile: 100 tasks' steps each.
+Generous because CI machines are shared (a blocking call is seen whole: see the control)."""
+TASKS = 100
+
+
+class RoundTripInMemory(AsyncInMemoryChatMemoryRepository):
+    """The async in-memory store, yielding to the loop once a store call as a network round
+    trip does (the in-memory twin itself never suspends), so the probe measures the adapters'
+    own stretches between awaits."""
+
+    async def _find_ids_page(self, limit: int, after: str | None) -> Any:
+        await asyncio.sleep(0)
+        return await super()._find_ids_page(limit, after)
+
+    async def _find(self, cid: str) -> Any:
+        await asyncio.sleep(0)
+        return await super()._find(cid)
+
+    async def _save_all(self, cid: str, messages: Any) -> None:
+        await asyncio.sleep(0)
+        await super()._save_all(cid, messages)
+
+    async def _append(self, cid: str, messages: Any, trim_to: int | None) -> None:
+        await asyncio.sleep(0)
+        await super()._append(cid, messages, trim_to)
+
+    async def _edit_window(self, cid: str, non_system_limit: int, plan: Any) -> None:
+        await asyncio.sleep(0)
+        await super()._edit_window(cid, non_system_limit, plan)
+
+
+async def _langchain_user(arepo: AsyncChatMemoryRepository, i: int) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from chatmem.core.integrations.langchain import ChatmemChatMessageHistory
+
+    h = ChatmemChatMessageHistory(
+        conversation_id=f"c{i % 50}", async_repository=arepo, max_messages=6
+    )
+    for n in range(3):
+        await h.aadd_messages([HumanMessage(f"{i}-{n}"), AIMessage("ok")])
+        await h.aget_messages()
+
+
+async def _llamaindex_user(arepo: AsyncChatMemoryRepository, i: int) -> None:
+    from llama_index.core.llms import ChatMessage
+
+    from chatmem.core.integrations.llamaindex import ChatmemChatStore, ChatmemDBChatStore
+
+    db, store = ChatmemDBChatStore(arepo), ChatmemChatStore(async_repository=arepo)
+    for n in range(3):
+        await db.add_message(f"c{i % 50}", ChatMessage(role="user", content=f"{i}-{n}"))
+        await db.get_messages(f"c{i % 50}", limit=5)
+        await store.async_add_message(f"s{i % 50}", ChatMessage(role="user", content="x"))
+        await store.aget_messages(f"s{i % 50}")
+
+
+async def _langgraph_user(arepo: AsyncChatMemoryRepository, i: int) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from chatmem.core.integrations.langgraph import ChatmemSaver
+
+    saver = ChatmemSaver(async_repository=arepo)
+    config: Any = {"configurable": {"thread_id": f"t{i}", "checkpoint_ns": ""}}
+    for _ in range(3):
+        config = await saver.aput(config, empty_checkpoint(), {}, {})
+        await saver.aput_writes(config, [("ch", i)], task_id=f"task{i}")
+        assert await saver.aget_tuple(config) is not None
+        assert [t async for t in saver.alist(config)]
+
+
+async def _langgraph_store_user(arepo: AsyncChatMemoryRepository, i: int) -> None:
+    from chatmem.core.integrations.langgraph_store import ChatmemStore
+
+    store = ChatmemStore(async_repository=arepo)
+    for n in range(3):
+        await store.aput(("users", f"u{i % 50}"), f"k{i}-{n}", {"n": n})
+        await store.aget(("users", f"u{i % 50}"), f"k{i}-{n}")
+        await store.asearch(("users", f"u{i % 50}"), limit=5)
+
+
+USERS: dict[str, tuple[str, Callable[[AsyncChatMemoryRepository, int], Awaitable[None]]]] = {
+    "langchain": ("langchain_core", _langchain_user),
+    "llamaindex": ("llama_index.core", _llamaindex_user),
+    "langgraph": ("langgraph.checkpoint.base", _langgraph_user),
+    "langgraph_store": ("langgraph.store.base", _langgraph_store_user),
+}
+
+
+def _lag_under_load(
+    user: Callable[[AsyncChatMemoryRepository, int], Awaitable[None]], block: float = 0.0
+) -> tuple[float, list[str]]:
+    """The probe's worst lag and asyncio's slow-callback reports while ``TASKS`` users run
+    (``block``: one task also sleeps that long on the loop, the probe's own control)."""
+    import logging
+
+    reports: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "took" in record.getMessage():
+                reports.append(record.getMessage())
+
+    async def main() -> float:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(NoThreads())
+        loop.slow_callback_duration = STEP_BOUND
+        arepo = RoundTripInMemory()
+        lags: list[float] = []
+        done = asyncio.Event()
+
+        async def probe() -> None:
+            while not done.is_set():
+                start = loop.time()
+                await asyncio.sleep(0.001)
+                lags.append(loop.time() - start - 0.001)
+
+        async def blocker() -> None:
+            await asyncio.sleep(0.01)
+            time.sleep(block)  # what a blocking driver call would do
+
+        watching = asyncio.create_task(probe())
+        await asyncio.sleep(0.005)
+        await asyncio.gather(*(user(arepo, i) for i in range(TASKS)), blocker())
+        done.set()
+        await watching
+        return max(lags)
+
+    asyncio.run(user(RoundTripInMemory(), -1))  # first calls import and build models
+    handler = Catch()
+    logging.getLogger("asyncio").addHandler(handler)
+    gc.collect()
+    gc.freeze()  # the test session's heap out of the collector's way: a pause is not a block
+    try:
+        lag = asyncio.run(main(), debug=True)
+    finally:
+        gc.unfreeze()
+        logging.getLogger("asyncio").removeHandler(handler)
+    return lag, reports
+
+
+@pytest.mark.parametrize("adapter", list(USERS))
+def test_async_adapters_never_block_the_loop(adapter: str) -> None:
+    module, user = USERS[adapter]
+    pytest.importorskip(module, reason=f"{module} not installed")
+    lag, reports = _lag_under_load(user)
+    assert reports == [], reports  # no step held the loop for STEP_BOUND
+    assert lag < LAG_BOUND, lag
+
+
+def test_the_lag_probe_sees_a_blocking_call() -> None:
+    _lc()
+    lag, reports = _lag_under_load(_langchain_user, block=2 * LAG_BOUND)
+    assert lag >= 2 * LAG_BOUND and reports
