@@ -1,0 +1,222 @@
+"""What every contender in the bench does, and how a round of turns is timed.
+
+Messages are realistic in size and shape: user messages of about 150-400 characters,
+assistant replies of about 300-900, a metadata mapping on every third message, made from a
+fixed seed so every run and every contender stores the same bytes. A floor stores each
+message as the very JSON chatmem writes (``encode_json``), so the payload is the same size.
+
+Bytes read per turn are counted on what each contender returned to its caller, as the UTF-8
+size of its own compact JSON form (chatmem: ``encode_json``; a floor: the JSON it stored;
+LangChain: ``message_to_dict``; LlamaIndex: ``model_dump_json``), outside the timed loop. That
+is the payload handed to the application, not the bytes on the wire.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from chatmem.core import (
+    AssistantMessage,
+    Message,
+    MessageWindowChatMemory,
+    UserMessage,
+    encode_json,
+)
+
+WINDOW = 20
+H_VALUES = (10, 1_000, 10_000)
+TURN_POOL = 16  # distinct (user, assistant) pairs the timed turns cycle through
+
+_WORDS = (  # noqa: SIM905 (prose reads better than a list of words)
+    "the order shipped from the Lisbon warehouse on Tuesday and the tracking number shows "
+    "a delay at customs please confirm the delivery address and whether a signature is "
+    "required we can offer a refund or a replacement the invoice lists two items a blue "
+    "jacket in size medium and a pair of running shoes the weather next week looks sunny "
+    "with a light breeze summarise the contract terms in plain language and list the risks"
+).split()
+
+
+def _text(rng: random.Random, low: int, high: int) -> str:
+    target = rng.randint(low, high)
+    words: list[str] = []
+    size = 0
+    while size < target:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words).capitalize() + "."
+
+
+def make_messages(n: int, seed: int = 19) -> list[Message]:
+    """``n`` alternating user/assistant messages of realistic size, a third with metadata."""
+    rng = random.Random(seed)
+    out: list[Message] = []
+    for i in range(n):
+        meta: dict[str, Any] = {}
+        if i % 3 == 2:
+            meta = {"model": "gpt-4o-mini", "tokens": rng.randint(40, 400), "trace": f"t{i:06d}"}
+        if i % 2 == 0:
+            out.append(UserMessage(_text(rng, 150, 400), metadata=meta))
+        else:
+            out.append(AssistantMessage(_text(rng, 300, 900), metadata=meta))
+    return out
+
+
+def turn_pairs(seed: int = 7) -> list[tuple[Message, Message]]:
+    """The (user, assistant) pairs the timed turns cycle through."""
+    msgs = make_messages(2 * TURN_POOL, seed)
+    return [(msgs[i], msgs[i + 1]) for i in range(0, len(msgs), 2)]
+
+
+def payload(message: Message) -> str:
+    """The JSON a floor stores for ``message``: byte for byte what chatmem encodes."""
+    return encode_json(message)
+
+
+def json_bytes(value: Any) -> int:
+    """UTF-8 size of the compact JSON of ``value`` (how floors' reads are counted)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+class Contender(Protocol):
+    """One thing being timed on one conversation: seeded once, then turn after turn."""
+
+    name: str
+    kind: str  # "chatmem", "floor" or "peer"
+
+    def seed(self, cid: str, messages: Sequence[Message]) -> None: ...
+
+    def turn(self, cid: str, user: Message, reply: Message) -> Sequence[Any]: ...
+
+    def read_size(self, returned: Sequence[Any]) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def accepts_keep_history() -> bool:
+    """Whether core's ``MessageWindowChatMemory`` has the ``keep_history`` option yet."""
+    return "keep_history" in inspect.signature(MessageWindowChatMemory).parameters
+
+
+class ChatmemContender:
+    """chatmem's windowed turn with every message kept in the store.
+
+    With ``keep_history``: ``memory.add`` x2 + ``memory.get``. Before it lands in core: the
+    same storage work spelled out, ``repo.append`` x2 + ``repo.window_get(cid, 20)``.
+    """
+
+    kind = "chatmem"
+
+    def __init__(self, repository: Any, name: str = "chatmem") -> None:
+        self.name = name
+        self.repo = repository
+        self.mode = "keep_history" if accepts_keep_history() else "append+window_get"
+        self.memory: Any = None
+        if self.mode == "keep_history":
+            self.memory = MessageWindowChatMemory(  # type: ignore[call-arg]
+                repository, max_messages=WINDOW, keep_history=True
+            )
+
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
+        self.repo.save_all(cid, list(messages))
+
+    def turn(self, cid: str, user: Message, reply: Message) -> Sequence[Any]:
+        if self.memory is not None:
+            self.memory.add(cid, user)
+            self.memory.add(cid, reply)
+            return self.memory.get(cid)  # type: ignore[no-any-return]
+        self.repo.append(cid, [user])
+        self.repo.append(cid, [reply])
+        return self.repo.window_get(cid, WINDOW)  # type: ignore[no-any-return]
+
+    def read_size(self, returned: Sequence[Any]) -> int:
+        return sum(len(encode_json(m).encode()) for m in returned)
+
+    def close(self) -> None:
+        pass
+
+
+class Floor:
+    """Base of the bare-driver floors: they return decoded dicts and count their JSON."""
+
+    name = "floor"
+    kind = "floor"
+
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
+        raise NotImplementedError
+
+    def turn(self, cid: str, user: Message, reply: Message) -> Sequence[Any]:
+        raise NotImplementedError
+
+    def read_size(self, returned: Sequence[Any]) -> int:
+        return sum(json_bytes(d) for d in returned)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class Measured:
+    """turns/s per round plus what one turn returned, for one contender at one H."""
+
+    contender: Contender
+    rates: list[float] = field(default_factory=list)
+    msgs_read: int = 0
+    bytes_read: int = 0
+    added: int = 0  # messages this contender added on top of its seed
+
+    @property
+    def turns_per_s(self) -> float:
+        return statistics.median(self.rates) if self.rates else 0.0
+
+
+def measure(
+    contenders: Sequence[Contender],
+    cids: dict[str, str],
+    *,
+    turns: int,
+    rounds: int,
+    round_seconds: float,
+    warmup: int,
+    log: Callable[[str], None] = print,
+) -> list[Measured]:
+    """Alternating rounds: each round runs every contender in turn (rotated order), so all
+    of them see the same machine noise. A round stops after ``turns`` turns or
+    ``round_seconds``, whichever first (peers that read the whole history are slow)."""
+    pairs = turn_pairs()
+    results = [Measured(c) for c in contenders]
+    counter = {c.name: 0 for c in contenders}
+
+    def run(m: Measured, n: int, limit: float) -> tuple[int, float, Sequence[Any]]:
+        c, cid = m.contender, cids[m.contender.name]
+        done, t0 = 0, time.perf_counter()
+        last: Sequence[Any] = ()
+        while done < n:
+            user, reply = pairs[counter[c.name] % len(pairs)]
+            counter[c.name] += 1
+            last = c.turn(cid, user, reply)
+            done += 1
+            if done >= 2 and time.perf_counter() - t0 > limit:
+                break
+        return done, time.perf_counter() - t0, last
+
+    for m in results:
+        run(m, warmup, round_seconds)
+    for r in range(rounds):
+        order = results[r % len(results) :] + results[: r % len(results)]
+        for m in order:
+            done, elapsed, _ = run(m, turns, round_seconds)
+            m.rates.append(done / elapsed)
+    for m in results:  # one more turn, untimed, to count what a turn reads
+        _, _, last = run(m, 1, round_seconds)
+        m.msgs_read = len(last)
+        m.bytes_read = m.contender.read_size(last)
+        m.added = counter[m.contender.name] * 2
+    return results
