@@ -176,53 +176,59 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.turns = args.turns or (10 if args.quick else 200)
     args.rounds = args.rounds or (2 if args.quick else 5)
-    args.round_seconds = args.round_seconds or (0.3 if args.quick else 2.0)
+    args.round_seconds = args.round_seconds or (0.3 if args.quick else 1.5)
     args.warmup = 2 if args.quick else 20
     started = datetime.now(timezone.utc)
     rows: list[dict[str, Any]] = []
     not_run: list[dict[str, str]] = []
     async_rows: list[dict[str, Any]] = []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def write() -> None:  # after every backend, so an interrupted run keeps what it measured
+        results = {
+            "schema": SCHEMA,
+            "started": started.isoformat(timespec="seconds"),
+            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": machine(),
+            "versions": versions(),
+            "settings": {
+                "quick": args.quick,
+                "turns_per_round": args.turns,
+                "rounds": args.rounds,
+                "round_seconds": args.round_seconds,
+                "window": WINDOW,
+                "H": args.h,
+                "chatmem_mode": "keep_history" if accepts_keep_history() else "append+window_get",
+                "bytes_read": "UTF-8 size of each returned message's compact JSON, its own form",
+            },
+            "rows": rows,
+            "not_run": not_run,
+            "async": async_rows
+            or run_async(None, None, None, quick=args.quick, names=args.backends),
+        }
+        out.write_text(json.dumps(results, indent=1) + "\n")
+
     for name in args.backends:
         try:
             backend_rows, peers_not_run, backend_async = bench_backend(name, args)
         except Unavailable as exc:
             not_run.append({"backend": name, "contender": "*", "reason": f"server: {exc}"})
             print(f"{name}: not run ({exc})", file=sys.stderr)
+            write()
             continue
         except Exception as exc:  # one backend failing must not lose the others' numbers
             traceback.print_exc()
             not_run.append({"backend": name, "contender": "*", "reason": f"error: {exc!r}"})
+            write()
             continue
         rows += backend_rows
         async_rows += backend_async
         for p in peers_not_run:
             not_run.append({"backend": name, "contender": p.name, "reason": p.reason})
             print(f"{name}: {p.name}: not run: {p.reason}", file=sys.stderr)
-    if not args.async_:
-        async_rows = run_async(None, None, None, quick=args.quick, names=args.backends)
-    results = {
-        "schema": SCHEMA,
-        "started": started.isoformat(timespec="seconds"),
-        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "versions": versions(),
-        "settings": {
-            "quick": args.quick,
-            "turns_per_round": args.turns,
-            "rounds": args.rounds,
-            "round_seconds": args.round_seconds,
-            "window": WINDOW,
-            "H": args.h,
-            "chatmem_mode": "keep_history" if accepts_keep_history() else "append+window_get",
-            "bytes_read": "UTF-8 size of each returned message's compact JSON in its own form",
-        },
-        "rows": rows,
-        "not_run": not_run,
-        "async": async_rows,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1) + "\n")
+        write()
+    write()
     print(f"wrote {out}")
     return 0
 
