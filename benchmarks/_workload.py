@@ -170,53 +170,74 @@ class Measured:
     rates: list[float] = field(default_factory=list)
     msgs_read: int = 0
     bytes_read: int = 0
-    added: int = 0  # messages this contender added on top of its seed
+    conversations: int = 0  # conversations seeded with H messages for this contender
+    max_stored: int = 0  # the most messages any of them held during a timed turn
 
     @property
     def turns_per_s(self) -> float:
         return statistics.median(self.rates) if self.rates else 0.0
 
 
+def turns_per_conversation(h: int) -> int:
+    """How many turns one seeded conversation serves before a fresh one is seeded: it grows
+    by at most 10% of H or 10 messages, so a contender that reads its whole history is timed
+    at about H, not at H plus everything the bench added (and no contender is timed only on
+    the first turn of a conversation)."""
+    return max(5, h // 20)
+
+
 def measure(
     contenders: Sequence[Contender],
-    cids: dict[str, str],
+    seed: Sequence[Message],
     *,
     turns: int,
     rounds: int,
     round_seconds: float,
     warmup: int,
-    log: Callable[[str], None] = print,
+    new_cid: Callable[[], str],
 ) -> list[Measured]:
     """Alternating rounds: each round runs every contender in turn (rotated order), so all
     of them see the same machine noise. A round stops after ``turns`` turns or
-    ``round_seconds``, whichever first (peers that read the whole history are slow)."""
+    ``round_seconds`` of turn time, whichever first (peers that read the whole history are
+    slow). Only the turns are timed; seeding a fresh conversation (``seed``, every
+    ``turns_per_conversation(H)`` turns) happens between them, untimed."""
     pairs = turn_pairs()
+    h = len(seed)
+    budget = turns_per_conversation(h)
     results = [Measured(c) for c in contenders]
-    counter = {c.name: 0 for c in contenders}
+    state = {id(m): ["", 0, 0] for m in results}  # cid, turns left on it, turns done overall
 
     def run(m: Measured, n: int, limit: float) -> tuple[int, float, Sequence[Any]]:
-        c, cid = m.contender, cids[m.contender.name]
-        done, t0 = 0, time.perf_counter()
+        c, st = m.contender, state[id(m)]
+        done, busy = 0, 0.0
+        wall = time.perf_counter()
         last: Sequence[Any] = ()
         while done < n:
-            user, reply = pairs[counter[c.name] % len(pairs)]
-            counter[c.name] += 1
-            last = c.turn(cid, user, reply)
+            if st[1] == 0:
+                st[0], st[1] = new_cid(), budget
+                c.seed(st[0], seed)
+                m.conversations += 1
+            user, reply = pairs[st[2] % len(pairs)]
+            t0 = time.perf_counter()
+            last = c.turn(st[0], user, reply)
+            busy += time.perf_counter() - t0
+            m.max_stored = max(m.max_stored, h + 2 * (budget - st[1] + 1))
+            st[1] -= 1
+            st[2] += 1
             done += 1
-            if done >= 2 and time.perf_counter() - t0 > limit:
+            if done >= 2 and (busy > limit or time.perf_counter() - wall > 4 * limit):
                 break
-        return done, time.perf_counter() - t0, last
+        return done, busy, last
 
     for m in results:
         run(m, warmup, round_seconds)
     for r in range(rounds):
         order = results[r % len(results) :] + results[: r % len(results)]
         for m in order:
-            done, elapsed, _ = run(m, turns, round_seconds)
-            m.rates.append(done / elapsed)
+            done, busy, _ = run(m, turns, round_seconds)
+            m.rates.append(done / busy)
     for m in results:  # one more turn, untimed, to count what a turn reads
         _, _, last = run(m, 1, round_seconds)
         m.msgs_read = len(last)
         m.bytes_read = m.contender.read_size(last)
-        m.added = counter[m.contender.name] * 2
     return results

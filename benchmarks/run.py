@@ -34,7 +34,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks._workload import H_VALUES, WINDOW, ChatmemContender, accepts_keep_history, measure
+from benchmarks._workload import (
+    H_VALUES,
+    WINDOW,
+    ChatmemContender,
+    accepts_keep_history,
+    measure,
+    turns_per_conversation,
+)
 from benchmarks._workload import make_messages as _make_messages
 from benchmarks.async_load import run_async
 from benchmarks.peers import NotRun, build_peers
@@ -104,28 +111,24 @@ def bench_backend(
             chat = ChatmemContender(repo)
             contenders: list[Any] = [chat, floor]
             seed = _make_messages(h)
-            cids: dict[str, str] = {}
-            for peer in [*contenders, *peers]:
-                cids[peer.name] = f"bench-{h}-{unique_suffix()}"
+            for peer in list(peers):  # pre-flight, untimed: a peer that fails is not run
                 try:
-                    peer.seed(cids[peer.name], seed)
-                    peer.turn(cids[peer.name], seed[0], seed[1])  # pre-flight, untimed
+                    cid = f"bench-pre-{h}-{unique_suffix()}"
+                    peer.seed(cid, seed)
+                    peer.turn(cid, seed[0], seed[1])
                 except Exception as exc:
-                    if peer.kind != "peer":
-                        raise
                     reason = f"H={h}: {type(exc).__name__}: {exc}".strip()[:300]
                     not_run.append(NotRun(peer.name, reason))
                     peers.remove(peer)
-                    continue
-                if peer.kind == "peer":
-                    contenders.append(peer)
+            contenders += peers
             measured = measure(
                 contenders,
-                cids,
+                seed,
                 turns=args.turns,
                 rounds=args.rounds,
                 round_seconds=args.round_seconds,
                 warmup=args.warmup,
+                new_cid=lambda h=h: f"bench-{h}-{unique_suffix()}",
             )
             floor_tps = next(m.turns_per_s for m in measured if m.contender.kind == "floor")
             for m in measured:
@@ -139,7 +142,8 @@ def bench_backend(
                     "ratio_to_floor": round(m.turns_per_s / floor_tps, 3),
                     "msgs_read_per_turn": m.msgs_read,
                     "bytes_read_per_turn": m.bytes_read,
-                    "stored_at_end": h + 2 + m.added,  # seed + pre-flight + timed turns
+                    "conversations_seeded": m.conversations,
+                    "max_stored_during_turns": m.max_stored,
                     "rounds": [round(r, 1) for r in m.rates],
                 }
                 if m.contender is chat:
@@ -199,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                 "round_seconds": args.round_seconds,
                 "window": WINDOW,
                 "H": args.h,
+                "turns_per_conversation": {str(h): turns_per_conversation(h) for h in args.h},
+                "seed": "repository.save_all (chatmem), bulk insert (floor), add_messages/"
+                "set_messages (peers)",
                 "chatmem_mode": "keep_history" if accepts_keep_history() else "append+window_get",
                 "bytes_read": "UTF-8 size of each returned message's compact JSON, its own form",
             },

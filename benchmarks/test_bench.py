@@ -48,9 +48,11 @@ def test_rows_are_positive_and_chatmem_reads_its_window(results: dict[str, Any])
         assert row["turns_per_s"] > 0
         assert row["ratio_to_floor"] > 0
         assert row["bytes_read_per_turn"] > 0
-        assert row["stored_at_end"] > row["H"]  # every added message is kept
-        if row["kind"] in ("chatmem", "floor"):
-            assert row["msgs_read_per_turn"] == WINDOW
+        assert row["conversations_seeded"] >= 1
+        # every added message is kept, and H stays H within 10% or 10 messages
+        assert row["H"] < row["max_stored_during_turns"] <= row["H"] + max(10, row["H"] // 10)
+        if row["kind"] in ("chatmem", "floor"):  # the window, never more
+            assert min(WINDOW, row["H"] + 2) <= row["msgs_read_per_turn"] <= WINDOW
     floors = [r for r in results["rows"] if r["kind"] == "floor"]
     assert all(r["ratio_to_floor"] == 1.0 for r in floors)
 
