@@ -8,7 +8,9 @@ message as the very JSON chatmem writes (``encode_json``), so the payload is the
 Bytes read per turn are counted on what each contender returned to its caller, as the UTF-8
 size of its own compact JSON form (chatmem: ``encode_json``; a floor: the JSON it stored;
 LangChain: ``message_to_dict``; LlamaIndex: ``model_dump_json``), outside the timed loop. That
-is the payload handed to the application, not the bytes on the wire.
+is the payload handed to the application, not the bytes on the wire. Where a driver shows
+its replies (pymongo's command monitoring) the bench also reports the reply bytes of that
+turn, which catches a store that fetches more than it returns.
 """
 
 from __future__ import annotations
@@ -83,6 +85,44 @@ def payload(message: Message) -> str:
 def json_bytes(value: Any) -> int:
     """UTF-8 size of the compact JSON of ``value`` (how floors' reads are counted)."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+class WireCounter:
+    """Driver-level bytes of the replies a turn received, where a driver lets us see them
+    honestly (pymongo's command monitoring: each reply re-encoded as BSON). Counts only
+    while ``counting``, i.e. during the untimed turn, so the timed turns pay nothing."""
+
+    def __init__(self) -> None:
+        self.counting = False
+        self.total = 0
+        self.installed: set[str] = set()
+
+    def install(self, backend: str) -> None:
+        if backend in ("mongo", "ferretdb") and "pymongo" not in self.installed:
+            import bson
+            from pymongo import monitoring
+
+            counter = self
+
+            class Listener(monitoring.CommandListener):
+                def started(self, event: monitoring.CommandStartedEvent) -> None:
+                    pass
+
+                def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+                    if counter.counting:
+                        counter.total += len(bson.encode(event.reply))
+
+                def failed(self, event: monitoring.CommandFailedEvent) -> None:
+                    pass
+
+            monitoring.register(Listener())  # clients made from now on report to it
+            self.installed.add("pymongo")
+
+    def measures(self, backend: str) -> bool:
+        return backend in ("mongo", "ferretdb") and "pymongo" in self.installed
+
+
+WIRE = WireCounter()
 
 
 class Contender(Protocol):
@@ -170,6 +210,7 @@ class Measured:
     rates: list[float] = field(default_factory=list)
     msgs_read: int = 0
     bytes_read: int = 0
+    wire_bytes_read: int = 0  # only where WIRE measures the backend
     conversations: int = 0  # conversations seeded with H messages for this contender
     max_stored: int = 0  # the most messages any of them held during a timed turn
 
@@ -237,7 +278,12 @@ def measure(
             done, busy, _ = run(m, turns, round_seconds)
             m.rates.append(done / busy)
     for m in results:  # one more turn, untimed, to count what a turn reads
-        _, _, last = run(m, 1, round_seconds)
+        WIRE.total, WIRE.counting = 0, True
+        try:
+            _, _, last = run(m, 1, round_seconds)
+        finally:
+            WIRE.counting = False
+        m.wire_bytes_read = WIRE.total
         m.msgs_read = len(last)
         m.bytes_read = m.contender.read_size(last)
     return results

@@ -37,6 +37,7 @@ from typing import Any
 from benchmarks._workload import (
     H_VALUES,
     WINDOW,
+    WIRE,
     ChatmemContender,
     accepts_keep_history,
     measure,
@@ -99,6 +100,7 @@ def bench_backend(
 ) -> tuple[list[dict[str, Any]], list[NotRun], list[dict[str, Any]]]:
     """Every contender on one backend's server at each H: (rows, not-run peers, async rows)."""
     harness = load_harness(name)
+    WIRE.install(name)  # before the harness makes its client
     server = provision(harness, Path(tempfile.mkdtemp(prefix=f"chatmem-bench-{name}-")))
     rows: list[dict[str, Any]] = []
     not_run: list[NotRun] = []
@@ -142,6 +144,7 @@ def bench_backend(
                     "ratio_to_floor": round(m.turns_per_s / floor_tps, 3),
                     "msgs_read_per_turn": m.msgs_read,
                     "bytes_read_per_turn": m.bytes_read,
+                    "wire_bytes_read_per_turn": m.wire_bytes_read if WIRE.measures(name) else None,
                     "conversations_seeded": m.conversations,
                     "max_stored_during_turns": m.max_stored,
                     "rounds": [round(r, 1) for r in m.rates],
