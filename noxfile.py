@@ -20,6 +20,7 @@ nox.options.sessions = [
     "typecheck",
     "unit",
     "conformance",
+    "conformance_async",
     "conformance_tc",
     "integrations",
     "longterm",
@@ -80,6 +81,35 @@ def conformance(session: nox.Session, backend: str) -> None:
         *folders,
         "--backend",
         backend,
+        "-q",
+        "-rs",
+        *session.posargs,
+    )
+
+
+# every backend with an async twin (SQL Server and Oracle have none: no server here to test one)
+ASYNC_MATRIX = [
+    nox.param(python, backend, id=f"{backend}-{python}")
+    for backend in HARNESSES
+    if backend not in ("mssql", "oracle")
+    for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
+]
+
+
+@nox.session
+@nox.parametrize("python,backend", ASYNC_MATRIX)
+def conformance_async(session: nox.Session, backend: str) -> None:
+    """The shared suite against the backend's async twin (``--twin async``: every call runs
+    on one event loop), plus the async-only tests (cancellation, many tasks, loop lag)."""
+    extra, _ = BACKENDS.get(backend, (backend, ()))
+    _install(session, extra)
+    session.run(
+        "pytest",
+        "conformance_tests/test_suite.py",
+        "--backend",
+        backend,
+        "--twin",
+        "async",
         "-q",
         "-rs",
         *session.posargs,
@@ -203,12 +233,18 @@ def integrations(session: nox.Session, backend: str) -> None:
     )
 
 
+# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
+RUFF = "ruff==0.17.6"
+
+
 @nox.session(python=MAIN_PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree: lint rules and formatting."""
-    session.install("ruff>=0.6")
+    """ruff over the whole tree (lint rules and formatting), and every generated sync twin
+    current with its async source (scripts/unasync.py --check)."""
+    session.install(RUFF)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("python", "scripts/unasync.py", "--check")
 
 
 @nox.session(python=MAIN_PYTHON)

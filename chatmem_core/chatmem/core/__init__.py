@@ -3,6 +3,13 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from ._advisor import CONVERSATION_ID, ChatMemory, MessageChatMemoryAdvisor
+from ._async_memory import AsyncMessageWindowChatMemory
+from ._async_repository import (
+    AsyncBaseChatMemoryRepository,
+    AsyncChatMemoryRepository,
+    AsyncInMemoryChatMemoryRepository,
+    async_retry,
+)
 from ._codec import (
     FORMAT_VERSION,
     decode_json,
@@ -34,7 +41,12 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from ._registry import repository_class_for_url, repository_from_url
+from ._registry import (
+    async_repository_class_for_url,
+    async_repository_from_url,
+    repository_class_for_url,
+    repository_from_url,
+)
 from ._repository import (
     BaseChatMemoryRepository,
     Capability,
@@ -45,9 +57,9 @@ from ._repository import (
     stamp,
     window_source,
 )
+from ._schema_check import SchemaCheck
 from ._schema_mode import (
     DEFAULT_SCHEMA_MODE,
-    SchemaCheck,
     SchemaMode,
     missing_schema_message,
     schema_mode,
@@ -82,6 +94,10 @@ __all__ = [
     "DEFAULT_SCHEMA_MODE",
     "FORMAT_VERSION",
     "AssistantMessage",
+    "AsyncBaseChatMemoryRepository",
+    "AsyncChatMemoryRepository",
+    "AsyncInMemoryChatMemoryRepository",
+    "AsyncMessageWindowChatMemory",
     "BackendError",
     "BackendUnavailableError",
     "BaseChatMemoryRepository",
@@ -116,6 +132,9 @@ __all__ = [
     "add_to_window",
     "apply_preprocessors",
     "apply_window_edit",
+    "async_repository_class_for_url",
+    "async_repository_from_url",
+    "async_retry",
     "decode_json",
     "drop_system_messages",
     "encode_json",

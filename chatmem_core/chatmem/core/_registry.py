@@ -1,4 +1,6 @@
-"""``repository_from_url``: the URL scheme picks the backend, imported only when asked for.
+"""``repository_from_url`` / ``async_repository_from_url``: the URL scheme picks the backend,
+imported only when asked for. Every backend class has its async twin, named ``Async`` + the
+sync class's name, in the same module.
 
 An unknown scheme is an error that lists the known ones (never a silent fallback), and a
 missing driver is a MissingDependencyError naming the extra to install.
@@ -9,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ._async_repository import AsyncBaseChatMemoryRepository, AsyncInMemoryChatMemoryRepository
 from ._errors import InvalidArgumentError, MissingDependencyError
 from ._repository import BaseChatMemoryRepository, InMemoryChatMemoryRepository
 
@@ -38,12 +41,23 @@ SQL_DRIVERS: dict[str, str] = {
     "mssql": "pymssql",
     "oracle": "oracledb",
 }
+# SQL scheme -> the asyncio driver module the async twin uses for it (a URL naming no driver).
+ASYNC_SQL_DRIVERS: dict[str, str] = {
+    "sqlite": "aiosqlite",
+    "postgresql": "psycopg",
+    "postgres": "psycopg",
+    "mysql": "aiomysql",
+    "mariadb": "aiomysql",
+}
 # SQLAlchemy "+driver" name -> the module it imports (for URLs naming another driver).
 DRIVER_MODULES: dict[str, str] = {
     "psycopg": "psycopg",
     "psycopg2": "psycopg2",
     "pg8000": "pg8000",
     "asyncpg": "asyncpg",
+    "aiosqlite": "aiosqlite",
+    "aiomysql": "aiomysql",
+    "asyncmy": "asyncmy",
     "pymysql": "pymysql",
     "mysqldb": "MySQLdb",
     "mysqlconnector": "mysql.connector",
@@ -62,28 +76,21 @@ def scheme_of(url: str) -> str:
     return url.split(":", 1)[0].split("+", 1)[0].lower()
 
 
-def driver_module_of(url: str) -> str | None:
-    """The DB-API module a SQL URL needs (``postgresql://`` -> ``psycopg``), else None."""
+def driver_module_of(url: str, *, asyncio: bool = False) -> str | None:
+    """The DB-API module a SQL URL needs (``postgresql://`` -> ``psycopg``; with ``asyncio``
+    the asyncio driver: ``sqlite://`` -> ``aiosqlite``), else None."""
     scheme = scheme_of(url)
-    if scheme not in SQL_DRIVERS:
+    if scheme not in SQL_DRIVERS and not (asyncio and scheme in ASYNC_SQL_DRIVERS):
         return None
     head = url.split(":", 1)[0].lower()
     driver = head.split("+", 1)[1] if "+" in head else None
     if driver is None:
-        return SQL_DRIVERS[scheme]
+        return (ASYNC_SQL_DRIVERS if asyncio else SQL_DRIVERS).get(scheme)
     return DRIVER_MODULES.get(driver)  # an unknown driver: SQLAlchemy reports it itself
 
 
-def repository_class_for_url(
-    url: str, *, require_driver: bool = True
-) -> type[BaseChatMemoryRepository]:
-    """The repository class for ``url``'s scheme, its backend and driver imported; an unknown
-    scheme is an ``InvalidArgumentError`` listing the known ones, a missing driver a
-    ``MissingDependencyError`` naming the extra. Connects to nothing. ``require_driver=False``
-    skips the SQL DB-API driver check, for work that needs no connection (DDL export)."""
+def _backend_class(url: str, require_driver: bool, prefix: str) -> type:
     scheme = scheme_of(url)
-    if scheme == "memory":
-        return InMemoryChatMemoryRepository
     try:
         module_name, class_name, extra = BACKENDS[scheme]
     except KeyError:
@@ -95,14 +102,45 @@ def repository_class_for_url(
         module = importlib.import_module(module_name)
     except MissingDependencyError as exc:
         raise MissingDependencyError(extra, exc.name or module_name) from exc
-    driver = driver_module_of(url) if require_driver else None
+    driver = driver_module_of(url, asyncio=bool(prefix)) if require_driver else None
     if driver is not None:
         try:
             importlib.import_module(driver)
         except ImportError as exc:
             raise MissingDependencyError(extra, driver) from exc
-    cls = getattr(module, class_name)
-    assert isinstance(cls, type) and issubclass(cls, BaseChatMemoryRepository)
+    try:
+        cls = getattr(module, prefix + class_name)
+    except AttributeError:
+        raise InvalidArgumentError(
+            "url", f"{module_name} has no {prefix + class_name} (no async twin for {scheme!r})"
+        ) from None
+    assert isinstance(cls, type)
+    return cls
+
+
+def repository_class_for_url(
+    url: str, *, require_driver: bool = True
+) -> type[BaseChatMemoryRepository]:
+    """The repository class for ``url``'s scheme, its backend and driver imported; an unknown
+    scheme is an ``InvalidArgumentError`` listing the known ones, a missing driver a
+    ``MissingDependencyError`` naming the extra. Connects to nothing. ``require_driver=False``
+    skips the SQL DB-API driver check, for work that needs no connection (DDL export)."""
+    if scheme_of(url) == "memory":
+        return InMemoryChatMemoryRepository
+    cls = _backend_class(url, require_driver, "")
+    assert issubclass(cls, BaseChatMemoryRepository)
+    return cls
+
+
+def async_repository_class_for_url(
+    url: str, *, require_driver: bool = True
+) -> type[AsyncBaseChatMemoryRepository]:
+    """The async twin of ``repository_class_for_url``: ``Async<Store>ChatMemoryRepository``,
+    with the backend's asyncio driver checked (for SQL URLs: aiosqlite, psycopg, aiomysql)."""
+    if scheme_of(url) == "memory":
+        return AsyncInMemoryChatMemoryRepository
+    cls = _backend_class(url, require_driver, "Async")
+    assert issubclass(cls, AsyncBaseChatMemoryRepository)
     return cls
 
 
@@ -113,4 +151,16 @@ def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
         return InMemoryChatMemoryRepository()
     repo = cls.from_url(url, **options)  # type: ignore[attr-defined]
     assert isinstance(repo, BaseChatMemoryRepository)
+    return repo
+
+
+async def async_repository_from_url(url: str, **options: Any) -> AsyncBaseChatMemoryRepository:
+    """Build the async repository for ``url`` (same options and defaults as the sync one):
+    ``repo = await async_repository_from_url("postgresql://...")``; ``await repo.close()``
+    or ``async with`` closes the client it made."""
+    cls = async_repository_class_for_url(url)
+    if cls is AsyncInMemoryChatMemoryRepository:
+        return AsyncInMemoryChatMemoryRepository()
+    repo = await cls.from_url(url, **options)  # type: ignore[attr-defined]
+    assert isinstance(repo, AsyncBaseChatMemoryRepository)
     return repo

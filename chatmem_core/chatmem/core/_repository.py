@@ -1,7 +1,11 @@
+# Generated from chatmem_core/chatmem/core/_async_repository.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
 """The repository contract (a Protocol) and the base class every chatmem backend extends.
 
-Public methods of ``BaseChatMemoryRepository`` validate their arguments once, before any
-I/O, then call one ``_hook``. A backend implements the hooks only; it never re-validates.
+Written once, as async code; the sync twin is generated from it by ``scripts/unasync.py``.
+Public methods of ``BaseChatMemoryRepository`` validate their
+arguments once, before any I/O, then call one ``_hook``. A backend implements the hooks
+only; it never re-validates.
 
 Hooks a backend must implement (all receive validated arguments):
 
@@ -15,35 +19,51 @@ Hooks a backend must implement (all receive validated arguments):
   non-system rows older than the newest ``trim_to`` ones, in the same round trip or later.
 - ``_edit_window(cid, non_system_limit, plan)``: atomically (no write may interleave) read
   every system message plus the last ``non_system_limit`` non-system messages, call
-  ``plan(source)`` and apply the returned ``WindowEdit``.
+  ``plan(source)`` (pure, no I/O) and apply the returned ``WindowEdit``.
 
 Hooks with defaults built on ``_find`` (override to push the bound into the store):
 ``_find_last(cid, n)`` and ``_load_window(cid, non_system_limit)``.
+
+Deferred set-up: a repository whose constructor cannot do I/O (an async one built on a
+client) sets ``_init_pending = True``; the first public call then awaits ``_initialize()``
+(for example ``create_schema()``) once.
 """
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
+from ._contract import (
+    DEFAULT_PAGE_SIZE,
+    Capability,
+    ConversationIdPage,
+    backoff,
+    stamp,
+    validate_cursor,
+    window_source,
+)
 from ._errors import ConcurrencyError
 from ._messages import Message, SystemMessage
-from ._validation import (
-    validate_conversation_id,
-    validate_messages,
-    validate_positive_int,
-)
+from ._validation import validate_conversation_id, validate_messages, validate_positive_int
 from ._window import WindowEdit, apply_window_edit, plan_window_edit, window_of
 
 T = TypeVar("T")
 
-DEFAULT_PAGE_SIZE = 1000
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "BaseChatMemoryRepository",
+    "Capability",
+    "ChatMemoryRepository",
+    "ConversationIdPage",
+    "InMemoryChatMemoryRepository",
+    "retry",
+    "stamp",
+    "window_source",
+]
 
 
 @runtime_checkable
@@ -67,31 +87,6 @@ class ChatMemoryRepository(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class ConversationIdPage:
-    """One page of conversation ids; pass ``next_after`` back to get the next page."""
-
-    ids: list[str]
-    next_after: str | None
-
-
-class Capability:
-    """Optional features a backend can claim; the conformance suite tests each claim."""
-
-    TTL = "ttl"
-    SEARCH = "search"
-    LABELS = "labels"
-
-
-def stamp(messages: Sequence[Message], now: datetime | None = None) -> list[Message]:
-    """Give messages without a creation time ``now``; keep the time of those that have one."""
-    ts = now or datetime.now(timezone.utc)
-    return [
-        m if m.created_at is not None else m.with_store_fields(created_at=ts, position=None)
-        for m in messages
-    ]
-
-
 def retry(
     fn: Callable[[], T | None],
     *,
@@ -105,9 +100,7 @@ def retry(
 
     The one retry loop of chatmem. ``None`` means ``fn`` lost a race; so does an exception
     for which ``retry_on`` is true (a store error that guarantees nothing was written, such as
-    a deadlock); any other exception propagates at once. The first retry is immediate (a
-    stale cached state is the usual loser), later ones back off exponentially from
-    ``base_sleep`` with jitter, capped at ``max_sleep``, so contending writers spread out.
+    a deadlock); any other exception propagates at once. Waits follow ``backoff``.
     """
     last: Exception | None = None
     for attempt in range(attempts):
@@ -120,7 +113,7 @@ def retry(
         if result is not None:
             return result
         if attempt:
-            time.sleep(random.uniform(0, min(max_sleep, base_sleep * 2**attempt)))
+            time.sleep(backoff(attempt, base_sleep, max_sleep))
     raise ConcurrencyError(
         f"{what} kept conflicting with concurrent writers ({attempts} tries)"
     ) from last
@@ -131,11 +124,12 @@ class BaseChatMemoryRepository(ABC):
 
     capabilities: ClassVar[frozenset[str]] = frozenset()
     max_conversation_id_length: ClassVar[int] = 255
+    _init_pending: bool = False
 
     # -- public API --------------------------------------------------------------
     def find_conversation_ids(self) -> list[str]:
         """Every conversation id, read page by page (never all messages at once)."""
-        return list(self.iter_conversation_ids())
+        return [cid for cid in self.iter_conversation_ids()]
 
     def iter_conversation_ids(self, *, page_size: int = DEFAULT_PAGE_SIZE) -> Iterator[str]:
         """Stream every conversation id, one bounded page per round trip."""
@@ -152,25 +146,32 @@ class BaseChatMemoryRepository(ABC):
     ) -> ConversationIdPage:
         """One page of at most ``limit`` ids after cursor ``after`` (None: from the start)."""
         validate_positive_int(limit, "limit")
-        if after is not None and not isinstance(after, str):
-            from ._errors import InvalidArgumentError
-
-            raise InvalidArgumentError("after", "must be a cursor str from a previous page")
-        return self._find_ids_page(limit, after)
+        cursor = validate_cursor(after)
+        if self._init_pending:
+            self._ensure_initialized()
+        return self._find_ids_page(limit, cursor)
 
     def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
         """The whole stored log, oldest first; ``[]`` for an unknown id."""
-        return self._find(self._cid(conversation_id))
+        cid = self._cid(conversation_id)
+        if self._init_pending:
+            self._ensure_initialized()
+        return self._find(cid)
 
     def find_last(self, conversation_id: str, n: int) -> list[Message]:
         """The last ``n`` stored messages, oldest first, read with a bound in the store."""
         cid = self._cid(conversation_id)
-        return self._find_last(cid, validate_positive_int(n, "n"))
+        validate_positive_int(n, "n")
+        if self._init_pending:
+            self._ensure_initialized()
+        return self._find_last(cid, n)
 
     def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Replace the history atomically; ``[]`` deletes the conversation."""
         cid = self._cid(conversation_id)
         msgs = validate_messages(messages)
+        if self._init_pending:
+            self._ensure_initialized()
         if not msgs:
             self._delete(cid)
             return
@@ -178,37 +179,56 @@ class BaseChatMemoryRepository(ABC):
 
     def delete_by_conversation_id(self, conversation_id: str) -> None:
         """Delete the conversation; a no-op when unknown."""
-        self._delete(self._cid(conversation_id))
+        cid = self._cid(conversation_id)
+        if self._init_pending:
+            self._ensure_initialized()
+        self._delete(cid)
 
     def append(self, conversation_id: str, messages: Sequence[Message] | Message) -> None:
         """Append messages atomically after every stored one (concurrent appends all land)."""
         cid = self._cid(conversation_id)
         msgs = validate_messages(messages)
+        if self._init_pending:
+            self._ensure_initialized()
         if msgs:
             self._append(cid, stamp(msgs), None)
 
     # -- window operations (used by MessageWindowChatMemory) ------------------------
     def window_add(
-        self, conversation_id: str, messages: Sequence[Message] | Message, max_messages: int
+        self,
+        conversation_id: str,
+        messages: Sequence[Message] | Message,
+        max_messages: int,
+        *,
+        keep_history: bool = False,
     ) -> None:
-        """Add under the window rule: a plain append unless ``messages`` holds a system one."""
+        """Add under the window rule: a plain append unless ``messages`` holds a system one.
+
+        With ``keep_history`` the store keeps every message (no trim) and only a new system
+        message edits the log; ``window_get`` still returns the window."""
         cid = self._cid(conversation_id)
         msgs = validate_messages(messages)
         validate_positive_int(max_messages, "max_messages")
         if not msgs:
             return
+        if self._init_pending:
+            self._ensure_initialized()
         msgs = stamp(msgs)
         if not any(isinstance(m, SystemMessage) for m in msgs):
-            self._append(cid, msgs, max_messages + 1)
+            self._append(cid, msgs, None if keep_history else max_messages + 1)
             return
         self._edit_window(
-            cid, max_messages + 1, lambda source: plan_window_edit(source, msgs, max_messages)
+            cid,
+            max_messages + 1,
+            lambda source: plan_window_edit(source, msgs, max_messages, keep_history=keep_history),
         )
 
     def window_get(self, conversation_id: str, max_messages: int) -> list[Message]:
         """The current window, computed from a bounded read (systems + last L+1 others)."""
         cid = self._cid(conversation_id)
         validate_positive_int(max_messages, "max_messages")
+        if self._init_pending:
+            self._ensure_initialized()
         return window_of(self._load_window(cid, max_messages + 1), max_messages)
 
     # -- hooks ----------------------------------------------------------------------
@@ -233,25 +253,31 @@ class BaseChatMemoryRepository(ABC):
     ) -> None: ...
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        return self._find(cid)[-n:]
+        return (self._find(cid))[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         return window_source(self._find(cid), non_system_limit)
 
+    def _initialize(self) -> None:  # noqa: B027 (optional hook)
+        """Deferred set-up run once by the first public call (see the module docstring)."""
+
     # -- helpers ----------------------------------------------------------------------
+    def _ensure_initialized(self) -> None:
+        lock = self.__dict__.setdefault("_init_lock", threading.Lock())
+        with lock:
+            if self._init_pending:
+                self._initialize()
+                self._init_pending = False
+
     def _cid(self, conversation_id: object) -> str:
         return validate_conversation_id(conversation_id, max_length=self.max_conversation_id_length)
 
 
-def window_source(log: Sequence[Message], non_system_limit: int) -> list[Message]:
-    """Every system message of ``log`` plus its last ``non_system_limit`` other messages."""
-    others = [i for i, m in enumerate(log) if not isinstance(m, SystemMessage)]
-    keep = set(others[-non_system_limit:]) if non_system_limit > 0 else set()
-    return [m for i, m in enumerate(log) if i in keep or isinstance(m, SystemMessage)]
-
-
 class InMemoryChatMemoryRepository(BaseChatMemoryRepository):
-    """A thread-safe repository in a dict; messages are immutable, lists copied in and out."""
+    """A thread-safe repository in a dict; messages are immutable, lists copied in and out.
+
+    Nothing here waits (every operation is a few dict operations under a lock held for
+    microseconds), so the same code serves both twins."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()

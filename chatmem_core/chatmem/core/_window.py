@@ -75,7 +75,11 @@ class WindowEdit:
 
 
 def plan_window_edit(
-    source: Sequence[Message], new: Sequence[Message], max_messages: int
+    source: Sequence[Message],
+    new: Sequence[Message],
+    max_messages: int,
+    *,
+    keep_history: bool = False,
 ) -> WindowEdit:
     """Plan an add that carries system messages, given every stored system message plus
     at least the last ``max_messages + 1`` non-system ones (with positions).
@@ -83,10 +87,16 @@ def plan_window_edit(
     Without a new system message, the already-stored system messages in ``new`` are dropped
     (never stored twice) and the rest is appended. With one, the current window is
     materialised (evicted rows deleted), every stored system message is deleted, and all of
-    ``new`` is appended.
+    ``new`` is appended. With ``keep_history`` no non-system row is deleted: only the
+    stored system messages go, and the window is computed over the whole log on read.
     """
     if not resets_system(source, new):
         return WindowEdit(append=tuple(m for m in new if not isinstance(m, SystemMessage)))
+    if keep_history:
+        stored = frozenset(
+            m.position for m in source if isinstance(m, SystemMessage) and m.position is not None
+        )
+        return WindowEdit(delete_positions=stored, append=tuple(new))
     visible = window_of(source, max_messages)
     kept_non_system = [m for m in visible if not isinstance(m, SystemMessage)]
     systems = frozenset(

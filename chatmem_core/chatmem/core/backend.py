@@ -6,9 +6,14 @@ our own packages. What a backend gets here:
 
 - ``BaseChatMemoryRepository`` and its hooks (see its module docstring): the public methods
   validate once, before any I/O, then call one ``_hook`` with validated arguments;
-- ``retry``: the one retry loop (lost compare-and-set, retryable deadlock...);
-- ``OwnedClientMixin`` and ``owning``: the ``from_url`` / ``close`` / ``with`` lifecycle of a
-  client the repository created itself (a client the caller passed is never closed);
+  ``AsyncBaseChatMemoryRepository`` is its async twin (the same hooks, awaited);
+- ``retry`` / ``async_retry``: the one retry loop (lost compare-and-set, retryable
+  deadlock...);
+- ``OwnedClientMixin`` and ``owning`` (async: ``AsyncOwnedClientMixin``, ``async_owning``):
+  the ``from_url`` / ``close`` / ``with`` lifecycle of a client the repository created
+  itself (a client the caller passed is never closed);
+- ``ASYNC_TWIN`` / ``SYNC_TWIN``: write a backend once as async code (``_async_*.py``) and
+  generate the sync twin with ``scripts/unasync.py`` (see that script for the rules);
 - validation helpers, one rule per identifier kind plus ``validate_ttl``;
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
@@ -22,8 +27,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
 
+from ._async_lifecycle import AsyncOwnedClientMixin, async_owning
+from ._async_repository import AsyncBaseChatMemoryRepository, async_retry
+from ._async_schema_check import AsyncSchemaCheck
+from ._contract import (
+    ASYNC_TWIN,
+    DEFAULT_PAGE_SIZE,
+    SYNC_TWIN,
+    Capability,
+    ConversationIdPage,
+    stamp,
+    window_source,
+)
 from ._errors import (
     BackendError,
     BackendUnavailableError,
@@ -35,16 +51,10 @@ from ._errors import (
     SchemaError,
     require,
 )
-from ._repository import (
-    DEFAULT_PAGE_SIZE,
-    BaseChatMemoryRepository,
-    Capability,
-    ConversationIdPage,
-    retry,
-    stamp,
-    window_source,
-)
-from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaCheck, SchemaMode, schema_mode
+from ._lifecycle import OwnedClientMixin, owning
+from ._repository import BaseChatMemoryRepository, retry
+from ._schema_check import SchemaCheck
+from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, schema_mode
 from ._validation import (
     MAX_CONVERSATION_ID_LENGTH,
     collection_name,
@@ -60,52 +70,8 @@ from ._validation import (
 )
 from ._window import WindowEdit, apply_window_edit
 
-R = TypeVar("R", bound="OwnedClientMixin")
-S = TypeVar("S", bound="OwnedClientMixin")
-
 ErrorClasses = tuple[type[BaseException], ...]
 Classifier = Callable[[BaseException, str], ChatMemoryError | None]
-
-
-class OwnedClientMixin:
-    """``close()`` and ``with`` support for a repository that may own its client.
-
-    A repository built on a caller's client never closes it; one built by ``from_url`` owns
-    the client it created (see ``owning``) and ``close()`` closes it once. Closing twice, or
-    closing a repository that owns nothing, is a no-op.
-    """
-
-    _owned: Any = None
-    _close_owned: Callable[[], None] | None = None
-
-    def _own(self, resource: object, close: Callable[[], None]) -> None:
-        """Take ownership of ``resource``: ``close()`` will call ``close``."""
-        self._owned, self._close_owned = resource, close
-
-    def close(self) -> None:
-        """Close the client ``from_url`` created; a client you passed in stays open."""
-        closer, self._close_owned = self._close_owned, None
-        if closer is not None:
-            closer()
-
-    def __enter__(self: S) -> S:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def owning(resource: object, close: Callable[[], None], build: Callable[[], R]) -> R:
-    """The ``from_url`` pattern: ``build()`` a repository on a client made for it; if that
-    raises (bad option, unreachable server...), close the client and re-raise, so a failed
-    constructor leaks no connection; otherwise the repository owns the client."""
-    try:
-        repository = build()
-    except BaseException:
-        close()
-        raise
-    repository._own(resource, close)
-    return repository
 
 
 def error_translator(
@@ -144,9 +110,14 @@ def error_translator(
 
 
 __all__ = [
+    "ASYNC_TWIN",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_SCHEMA_MODE",
     "MAX_CONVERSATION_ID_LENGTH",
+    "SYNC_TWIN",
+    "AsyncBaseChatMemoryRepository",
+    "AsyncOwnedClientMixin",
+    "AsyncSchemaCheck",
     "BackendError",
     "BackendUnavailableError",
     "BaseChatMemoryRepository",
@@ -163,6 +134,8 @@ __all__ = [
     "SchemaMode",
     "WindowEdit",
     "apply_window_edit",
+    "async_owning",
+    "async_retry",
     "collection_name",
     "cql_identifier",
     "cypher_label",
