@@ -350,7 +350,7 @@ def bench(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 def bench_smoke(session: nox.Session) -> None:
     """The bench's own test: a quick run on SQLite and memory, its results file checked."""
-    session.install("-e", ".[sqlite,test]")
+    session.install("-e", ".[sqlite,test]", *BENCH_TOOLS)
     session.run("pytest", "benchmarks/test_bench.py", "-q", "-rs", *session.posargs)
 
 

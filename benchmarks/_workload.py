@@ -208,6 +208,7 @@ class Measured:
 
     contender: Contender
     rates: list[float] = field(default_factory=list)
+    failed: str | None = None  # a peer that raised: why (it is then not timed further)
     msgs_read: int = 0
     bytes_read: int = 0
     wire_bytes_read: int = 0  # only where WIRE measures the backend
@@ -239,9 +240,10 @@ def measure(
 ) -> list[Measured]:
     """Alternating rounds: each round runs every contender in turn (rotated order), so all
     of them see the same machine noise. A round stops after ``turns`` turns or
-    ``round_seconds`` of turn time, whichever first (peers that read the whole history are
-    slow). Only the turns are timed; seeding a fresh conversation (``seed``, every
-    ``turns_per_conversation(H)`` turns) happens between them, untimed."""
+    ``round_seconds`` of turn time, whichever first (a peer that reads its whole history may
+    fill a round with one turn). Only the turns are timed; a fresh conversation is seeded
+    with ``seed`` every ``turns_per_conversation(H)`` turns, untimed. A peer that raises is
+    marked ``failed`` and timed no further."""
     pairs = turn_pairs()
     h = len(seed)
     budget = turns_per_conversation(h)
@@ -266,23 +268,38 @@ def measure(
             st[1] -= 1
             st[2] += 1
             done += 1
-            if done >= 2 and (busy > limit or time.perf_counter() - wall > 4 * limit):
+            if busy > limit or time.perf_counter() - wall > 4 * limit:
                 break
         return done, busy, last
 
+    def guarded(m: Measured, n: int) -> tuple[int, float, Sequence[Any]] | None:
+        if m.failed is not None:
+            return None
+        try:
+            return run(m, n, round_seconds)
+        except Exception as exc:
+            if m.contender.kind != "peer":
+                raise
+            m.failed = f"H={h}: {type(exc).__name__}: {exc}".strip()[:300]
+            return None
+
     for m in results:
-        run(m, warmup, round_seconds)
+        guarded(m, warmup)
     for r in range(rounds):
         order = results[r % len(results) :] + results[: r % len(results)]
         for m in order:
-            done, busy, _ = run(m, turns, round_seconds)
-            m.rates.append(done / busy)
+            ran = guarded(m, turns)
+            if ran is not None:
+                m.rates.append(ran[0] / ran[1])
     for m in results:  # one more turn, untimed, to count what a turn reads
         WIRE.total, WIRE.counting = 0, True
         try:
-            _, _, last = run(m, 1, round_seconds)
+            ran = guarded(m, 1)
         finally:
             WIRE.counting = False
+        if ran is None:
+            continue
+        last = ran[2]
         m.wire_bytes_read = WIRE.total
         m.msgs_read = len(last)
         m.bytes_read = m.contender.read_size(last)

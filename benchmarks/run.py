@@ -113,15 +113,6 @@ def bench_backend(
             chat = ChatmemContender(repo)
             contenders: list[Any] = [chat, floor]
             seed = _make_messages(h)
-            for peer in list(peers):  # pre-flight, untimed: a peer that fails is not run
-                try:
-                    cid = f"bench-pre-{h}-{unique_suffix()}"
-                    peer.seed(cid, seed)
-                    peer.turn(cid, seed[0], seed[1])
-                except Exception as exc:
-                    reason = f"H={h}: {type(exc).__name__}: {exc}".strip()[:300]
-                    not_run.append(NotRun(peer.name, reason))
-                    peers.remove(peer)
             contenders += peers
             measured = measure(
                 contenders,
@@ -134,6 +125,10 @@ def bench_backend(
             )
             floor_tps = next(m.turns_per_s for m in measured if m.contender.kind == "floor")
             for m in measured:
+                if m.failed is not None:
+                    not_run.append(NotRun(m.contender.name, m.failed))
+                    peers.remove(m.contender)
+                    continue
                 row = {
                     "backend": name,
                     "server": server.label,
@@ -184,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args.turns = args.turns or (10 if args.quick else 200)
     args.rounds = args.rounds or (2 if args.quick else 5)
     args.round_seconds = args.round_seconds or (0.3 if args.quick else 1.5)
-    args.warmup = 2 if args.quick else 20
+    args.warmup = 2 if args.quick else 20  # capped by round_seconds like a round
     started = datetime.now(timezone.utc)
     rows: list[dict[str, Any]] = []
     not_run: list[dict[str, str]] = []
