@@ -311,6 +311,24 @@ PEERS: dict[str, list[tuple[str, Callable[[ServerInfo], Any]]]] = {
 }
 
 
+# Why a known failure happens, added to the recorded reason (checked against the installed code).
+KNOWN = {
+    (
+        "langchain-redis RedisChatMessageHistory",
+        "'dict' object has no attribute 'index'",
+    ): "langchain-redis parses FT.INFO's index_definition as a list, redis-py 8 returns a dict,"
+    " so every history after the first on an existing index raises in its constructor",
+}
+
+
+def explain(name: str, reason: str) -> str:
+    """``reason`` plus the known cause, when there is one."""
+    for (peer, text), why in KNOWN.items():
+        if peer == name and text in reason:
+            return f"{reason} ({why})"
+    return reason
+
+
 def build_peers(backend: str, server: ServerInfo) -> tuple[list[Any], list[NotRun]]:
     """The peers of ``backend`` that could be built here, and those that could not."""
     built: list[Any] = []

@@ -26,6 +26,10 @@ def _n(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
+def _r(value: float) -> str:
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
+
+
 def table(results: dict[str, Any]) -> str:
     """One row per backend and contender: turns/s and ratio at each H, reads at the top H."""
     hs: list[int] = results["settings"]["H"]
@@ -47,21 +51,24 @@ def table(results: dict[str, Any]) -> str:
     for backend, contender in keys:
         cells = by[(backend, contender)]
         tps = " / ".join(_n(cells[h]["turns_per_s"]) if h in cells else "n/a" for h in hs)
-        ratio = " / ".join(f"{cells[h]['ratio_to_floor']:.2f}" if h in cells else "n/a" for h in hs)
+        ratio = " / ".join(_r(cells[h]["ratio_to_floor"]) if h in cells else "n/a" for h in hs)
         last = cells.get(hs[-1])
-        reads = (
-            f"{last['msgs_read_per_turn']:,} / {last['bytes_read_per_turn'] / 1024:,.1f}"
-            if last
-            else "n/a"
-        )
+        reads = "n/a"
+        if last:
+            reads = f"{last['msgs_read_per_turn']:,} / {last['bytes_read_per_turn'] / 1024:,.1f}"
+            if last.get("wire_bytes_read_per_turn") is not None:  # what the driver received
+                reads += f" (replies {last['wire_bytes_read_per_turn'] / 1024:,.1f})"
         name = f"**{contender}**" if contender == "chatmem" else contender
         lines.append(f"| {servers[backend]} | {name} | {tps} | {ratio} | {reads} |")
     return "\n".join(lines)
 
 
 def not_run(results: dict[str, Any]) -> str:
+    from benchmarks.peers import explain
+
     lines = [
-        f"- {r['backend']}: {r['contender']}: not run: {r['reason']}" for r in results["not_run"]
+        f"- {r['backend']}: {r['contender']}: not run: {explain(r['contender'], r['reason'])}"
+        for r in results["not_run"]
     ]
     for row in results.get("async", []):
         if "not_run" in row:

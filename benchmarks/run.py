@@ -45,7 +45,7 @@ from benchmarks._workload import (
 )
 from benchmarks._workload import make_messages as _make_messages
 from benchmarks.async_load import run_async
-from benchmarks.peers import NotRun, build_peers
+from benchmarks.peers import NotRun, build_peers, explain
 from conformance_tests.harness import Unavailable, unique_suffix
 from conformance_tests.plugin import load_harness, provision
 
@@ -126,7 +126,7 @@ def bench_backend(
             floor_tps = next(m.turns_per_s for m in measured if m.contender.kind == "floor")
             for m in measured:
                 if m.failed is not None:
-                    not_run.append(NotRun(m.contender.name, m.failed))
+                    not_run.append(NotRun(m.contender.name, explain(m.contender.name, m.failed)))
                     peers.remove(m.contender)
                     continue
                 row = {
