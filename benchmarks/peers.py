@@ -318,6 +318,19 @@ KNOWN = {
         "'dict' object has no attribute 'index'",
     ): "langchain-redis parses FT.INFO's index_definition as a list, redis-py 8 returns a dict,"
     " so every history after the first on an existing index raises in its constructor",
+    (
+        "langchain-community MongoDBChatMessageHistory",
+        "cannot import name 'MongoDBChatMessageHistory'",
+    ): "langchain-community 0.4 no longer ships it; langchain-mongodb's is the one measured",
+    (
+        "langchain-community Neo4jChatMessageHistory",
+        "cannot import name 'Neo4jChatMessageHistory'",
+    ): "langchain-community 0.4 no longer ships it; langchain-neo4j's is the one measured",
+    (
+        "llama-index MongoChatStore",
+        "No package metadata was found for llama-index",
+    ): "the store reads the version of the llama-index meta-package, which pulls in the LLM"
+    " integrations; only llama-index-core is installed here",
 }
 
 

@@ -95,6 +95,14 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _cleanup(what: str, close: Any) -> None:
+    """Drop a contender's data; a failure here is reported, never allowed to lose the rows."""
+    try:
+        close()
+    except Exception as exc:
+        print(f"cleanup of {what} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def bench_backend(
     name: str, args: argparse.Namespace
 ) -> tuple[list[dict[str, Any]], list[NotRun], list[dict[str, Any]]]:
@@ -153,10 +161,10 @@ def bench_backend(
                     f"{m.bytes_read:>9} B/turn",
                     flush=True,
                 )
-            harness.cleanup(server, repo)
+            _cleanup(f"{name} chatmem H={h}", lambda repo=repo: harness.cleanup(server, repo))
         for peer in peers:
-            peer.close()
-        floor.close()
+            _cleanup(f"{name} {peer.name}", peer.close)
+        _cleanup(f"{name} floor", floor.close)
         if args.async_:
             async_rows = run_async(name, harness, server, quick=args.quick)
     finally:

@@ -62,9 +62,15 @@ class Neo4jFloor(Floor):
         return [json.loads(r["content"]) for r in reversed(rows)]
 
     def close(self) -> None:
+        # tens of thousands of nodes: deleted in batches, one transaction each (an auto-commit
+        # query, which CALL ... IN TRANSACTIONS needs), or the server's transaction memory
+        # limit is reached
+        for label in (self.label, self.conv):
+            self.session.run(
+                f"MATCH (n:`{label}`) CALL {{ WITH n DETACH DELETE n }} "
+                "IN TRANSACTIONS OF 5000 ROWS"
+            ).consume()
         self.session.close()
-        self.driver.execute_query(f"MATCH (m:`{self.label}`) DETACH DELETE m")
-        self.driver.execute_query(f"MATCH (c:`{self.conv}`) DETACH DELETE c")
         for index in self.indexes:
             self.driver.execute_query(f"DROP INDEX `{index}` IF EXISTS")
 
