@@ -30,6 +30,18 @@ def _r(value: float) -> str:
     return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
 
 
+def short_server(label: str) -> str:
+    """``Redis 8.2.3 (ReJSON ...)`` -> ``Redis 8.2.3``; a stand-in is named as one."""
+    stand_in = re.search(r"stand-in: ([^)]*)", label)
+    if stand_in:
+        return f"MongoDB stand-in {stand_in[1]}"
+    return label.split(" (")[0]
+
+
+def _clean(reason: str) -> str:
+    return re.sub(r" \(/[^)]*\)", "", reason)  # file paths of this machine say nothing
+
+
 def table(results: dict[str, Any]) -> str:
     """One row per backend and contender: turns/s and ratio at each H, reads at the top H."""
     hs: list[int] = results["settings"]["H"]
@@ -59,7 +71,7 @@ def table(results: dict[str, Any]) -> str:
             if last.get("wire_bytes_read_per_turn") is not None:  # what the driver received
                 reads += f" (replies {last['wire_bytes_read_per_turn'] / 1024:,.1f})"
         name = f"**{contender}**" if contender == "chatmem" else contender
-        lines.append(f"| {servers[backend]} | {name} | {tps} | {ratio} | {reads} |")
+        lines.append(f"| {short_server(servers[backend])} | {name} | {tps} | {ratio} | {reads} |")
     return "\n".join(lines)
 
 
@@ -67,12 +79,13 @@ def not_run(results: dict[str, Any]) -> str:
     from benchmarks.peers import explain
 
     lines = [
-        f"- {r['backend']}: {r['contender']}: not run: {explain(r['contender'], r['reason'])}"
+        f"- {r['backend']}: {r['contender']}: not run: "
+        f"{_clean(explain(r['contender'], r['reason']))}"
         for r in results["not_run"]
     ]
     for row in results.get("async", []):
         if "not_run" in row:
-            lines.append(f"- {row['backend']}: async x100: not run: {row['not_run']}")
+            lines.append(f"- {row['backend']}: async x100: not run: {_clean(row['not_run'])}")
         else:
             lines.append(
                 f"- {row['backend']}: async x{row['conversations']}: "
@@ -97,6 +110,10 @@ def section(results: dict[str, Any], image: str) -> str:
             "`python -m benchmarks.report` from `benchmarks/results/latest.json`.",
             "",
             table(results),
+            "",
+            "Servers: "
+            + "; ".join(sorted({r["server"] for r in results["rows"]}))
+            + ". Ratios are to the floor of the same backend in the same run.",
             "",
             f"![turns/s against history length, per backend]({image})",
             "",
