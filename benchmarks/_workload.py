@@ -160,7 +160,7 @@ class ChatmemContender:
         self.mode = "keep_history" if accepts_keep_history() else "append+window_get"
         self.memory: Any = None
         if self.mode == "keep_history":
-            self.memory = MessageWindowChatMemory(  # type: ignore[call-arg]
+            self.memory = MessageWindowChatMemory(
                 repository, max_messages=WINDOW, keep_history=True
             )
 
@@ -220,6 +220,15 @@ class Measured:
         return statistics.median(self.rates) if self.rates else 0.0
 
 
+@dataclass
+class _Stream:
+    """A contender's current conversation, the turns it has left, and its turns so far."""
+
+    cid: str = ""
+    left: int = 0
+    done: int = 0
+
+
 def turns_per_conversation(h: int) -> int:
     """How many turns one seeded conversation serves before a fresh one is seeded: it grows
     by at most 10% of H or 10 messages, so a contender that reads its whole history is timed
@@ -248,7 +257,7 @@ def measure(
     h = len(seed)
     budget = turns_per_conversation(h)
     results = [Measured(c) for c in contenders]
-    state = {id(m): ["", 0, 0] for m in results}  # cid, turns left on it, turns done overall
+    state = {id(m): _Stream() for m in results}
 
     def run(m: Measured, n: int, limit: float) -> tuple[int, float, Sequence[Any]]:
         c, st = m.contender, state[id(m)]
@@ -256,17 +265,17 @@ def measure(
         wall = time.perf_counter()
         last: Sequence[Any] = ()
         while done < n:
-            if st[1] == 0:
-                st[0], st[1] = new_cid(), budget
-                c.seed(st[0], seed)
+            if st.left == 0:
+                st.cid, st.left = new_cid(), budget
+                c.seed(st.cid, seed)
                 m.conversations += 1
-            user, reply = pairs[st[2] % len(pairs)]
+            user, reply = pairs[st.done % len(pairs)]
             t0 = time.perf_counter()
-            last = c.turn(st[0], user, reply)
+            last = c.turn(st.cid, user, reply)
             busy += time.perf_counter() - t0
-            m.max_stored = max(m.max_stored, h + 2 * (budget - st[1] + 1))
-            st[1] -= 1
-            st[2] += 1
+            m.max_stored = max(m.max_stored, h + 2 * (budget - st.left + 1))
+            st.left -= 1
+            st.done += 1
             done += 1
             if busy > limit or time.perf_counter() - wall > 4 * limit:
                 break

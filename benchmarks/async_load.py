@@ -26,7 +26,7 @@ NOT_AVAILABLE = "async twin not available (chatmem.core has no async_repository_
 def async_api() -> tuple[Any, Any] | None:
     """``(async_repository_from_url, AsyncMessageWindowChatMemory)``, or None before they land."""
     try:
-        from chatmem.core import (  # type: ignore[attr-defined]
+        from chatmem.core import (
             AsyncMessageWindowChatMemory,
             async_repository_from_url,
         )

@@ -187,7 +187,7 @@ def _lc_redis(server: ServerInfo) -> LangChainPeer:
     return LangChainPeer(
         "langchain-redis RedisChatMessageHistory",
         lambda cid: RedisChatMessageHistory(
-            cid, redis_url=server.url, key_prefix=prefix, index_name=f"{prefix}idx"
+            cid, redis_url=server.url or "", key_prefix=prefix, index_name=f"{prefix}idx"
         ),
     )
 

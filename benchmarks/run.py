@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import json
 import os
@@ -95,6 +96,10 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _new_cid(h: int) -> str:
+    return f"bench-{h}-{unique_suffix()}"
+
+
 def _cleanup(what: str, close: Any) -> None:
     """Drop a contender's data; a failure here is reported, never allowed to lose the rows."""
     try:
@@ -129,7 +134,7 @@ def bench_backend(
                 rounds=args.rounds,
                 round_seconds=args.round_seconds,
                 warmup=args.warmup,
-                new_cid=lambda h=h: f"bench-{h}-{unique_suffix()}",
+                new_cid=functools.partial(_new_cid, h),
             )
             floor_tps = next(m.turns_per_s for m in measured if m.contender.kind == "floor")
             for m in measured:
