@@ -27,6 +27,7 @@ nox.options.sessions = [
     "longterm_browser",
     "kit",
     "docs",
+    "bench_smoke",
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
@@ -318,11 +319,41 @@ def docs(session: nox.Session) -> None:
     session.run("pytest", "docs/test_examples.py", "-q", "-rs", *session.posargs)
 
 
+# Peer contenders and the plot, installed in the bench sessions only (never in an extra).
+BENCH_PEERS = [
+    "langchain-community",
+    "langchain-postgres",
+    "langchain-redis",
+    "langchain-mongodb",
+    "langchain-neo4j",
+    "cassio",
+    "llama-index-storage-chat-store-sqlite",
+    "llama-index-storage-chat-store-postgres",
+    "llama-index-storage-chat-store-redis",
+    "llama-index-storage-chat-store-mongo",
+]
+BENCH_TOOLS = ["matplotlib>=3.8"]
+
+
 @nox.session(python=MAIN_PYTHON)
 def bench(session: nox.Session) -> None:
-    """Turns/s of chatmem vs the bare driver (not a test): nox -s bench -- sqlite postgres ..."""
-    session.install("-e", ".[all,test]")
-    session.run("python", "-m", "benchmarks.run", *(session.posargs or ["sqlite"]))
+    """Turns/s of chatmem vs its bare-driver floor and its peers (not a test), one run:
+    nox -s bench -- sqlite postgres ... [--quick] [--async]; a full run then redraws the plot
+    and the tables in README and docs/performance.md from benchmarks/results/latest.json."""
+    session.install("-e", ".[all,test]", *BENCH_PEERS, *BENCH_TOOLS)
+    args = session.posargs or ["sqlite"]
+    if "--quick" in args and not any(a.startswith("--out") for a in args):
+        args = [*args, "--out", ".work/bench/quick.json"]  # a smoke run never replaces latest
+    session.run("python", "-m", "benchmarks.run", *args)
+    if "--quick" not in args:
+        session.run("python", "-m", "benchmarks.report")
+
+
+@nox.session(python=MAIN_PYTHON)
+def bench_smoke(session: nox.Session) -> None:
+    """The bench's own test: a quick run on SQLite and memory, its results file checked."""
+    session.install("-e", ".[sqlite,test]", *BENCH_TOOLS)
+    session.run("pytest", "benchmarks/test_bench.py", "-q", "-rs", *session.posargs)
 
 
 @nox.session(python=False)
