@@ -16,6 +16,7 @@ functions, so telemetry costs nothing.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 import logging
 import os
@@ -75,13 +76,14 @@ _telemetry: _Telemetry | None = None
 
 
 def _otel_wanted() -> bool:
+    """Is the API installed (found, not imported: importing chatmem.core imports nothing
+    third-party; the API is imported by the first repository call) and not switched off?"""
     if os.environ.get("CHATMEM_OTEL", "1").strip().lower() in ("0", "false", "off", "no"):
         return False
     try:
-        import opentelemetry.trace  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("opentelemetry") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 ENABLED = _otel_wanted()
