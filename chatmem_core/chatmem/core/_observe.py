@@ -91,9 +91,12 @@ ENABLED = _otel_wanted()
 
 def telemetry() -> _Telemetry | None:
     """The instruments, or None when OpenTelemetry is not installed (or switched off)."""
-    global _telemetry
+    global _telemetry, ENABLED
     if ENABLED and _telemetry is None:
-        _telemetry = _Telemetry()
+        try:
+            _telemetry = _Telemetry()
+        except ImportError:  # an ``opentelemetry`` namespace without the API
+            ENABLED = False
     return _telemetry
 
 
