@@ -19,8 +19,9 @@ The transform works on tokens, so code, strings and comments keep their layout:
   after the colon drops the line).
 
 The result goes through ``ruff check --fix`` (import order, ``__all__`` order, ``yield
-from``, and imports that only the async branch used are removed) and ``ruff format``, so it
-reads like hand-written code.
+from``, imports that only the async branch used are removed, and a ``with`` around an
+``async with``, which cannot share one statement in the source, becomes one ``with``) and
+``ruff format``, so it reads like hand-written code.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = "chatmem_*/chatmem/**/_async_*.py"
-FIXES = "I,F401,RUF022,UP028"
+FIXES = "I,F401,RUF022,UP028,SIM117"
 
 NAMES: dict[str, str] = {
     "__aenter__": "__enter__",
