@@ -158,16 +158,18 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
         write lock is taken up front, so no connection has to upgrade a read lock, which
         SQLite refuses at once with "database is locked"); servers retry a lost race."""
+        await _to_the_end(self._create_schema())
+        self._schema_check.passed()
+
+    async def _create_schema(self) -> bool:
         what = "creating the chat memory schema"
         with translate_errors(what):
             async with self._serial:
                 if self.dialect.embedded:
-                    await async_retry(self._create_in_transaction, what=what)
-                else:
-                    await async_retry(
-                        self._create_on_server, attempts=5, what=what, retry_on=is_create_race
-                    )
-        self._schema_check.passed()
+                    return await async_retry(self._create_in_transaction, what=what)
+                return await async_retry(
+                    self._create_on_server, attempts=5, what=what, retry_on=is_create_race
+                )
 
     async def _create_in_transaction(self) -> bool | None:
         try:
@@ -186,6 +188,9 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
 
     async def _missing_tables(self) -> list[str]:
         """The tables of this repository that the database lacks (``"never"`` mode check)."""
+        return await _to_the_end(self._find_missing_tables())
+
+    async def _find_missing_tables(self) -> list[str]:
         names = (self.tables.conversations.name, self.tables.messages.name)
         what = "checking the chat memory schema"
         with translate_errors(what):
@@ -229,11 +234,14 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
             await self._schema_check()
-            async with self._serial:
-                return await self._fast.read_window(cid, non_system_limit)
+            return await _to_the_end(self._fast_read(self._fast, cid, non_system_limit))
         return await self._read(
             lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
         )
+
+    async def _fast_read(self, fast: AsyncFastPath, cid: str, limit: int) -> list[Message]:
+        async with self._serial:
+            return await fast.read_window(cid, limit)
 
     async def _window_rows(
         self, conn: AsyncConnection, cid: str, non_system_limit: int
@@ -272,7 +280,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
                 async with self._serial:
                     return await fast.append(cid, messages, trim_to) or None
 
-            await async_retry(attempt, what="appending")
+            await _to_the_end(async_retry(attempt, what="appending"))
             return
         if self._append_sql is not None:
             rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
@@ -362,6 +370,9 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
 
     async def _read(self, fn: Callable[[AsyncConnection], Awaitable[T]], what: str) -> T:
         await self._schema_check()
+        return await _to_the_end(self._run_read(fn, what))
+
+    async def _run_read(self, fn: Callable[[AsyncConnection], Awaitable[T]], what: str) -> T:
         with translate_errors(what):
             async with self._serial, self.engine.connect() as conn:
                 if self.dialect.read_isolation is not None:
@@ -420,7 +431,33 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
             return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
 
         with translate_errors(what):
-            await async_retry(attempt, what=what, retry_on=lost_race)
+            await _to_the_end(async_retry(attempt, what=what, retry_on=lost_race))
+
+
+if ASYNC:
+    _UNFINISHED: set[asyncio.Future[Any]] = set()
+
+    async def _to_the_end(work: Awaitable[T]) -> T:
+        """Await ``work`` (one read, or one write with its retries) in a task of its own that a
+        cancelled caller does not interrupt: the caller's CancelledError is raised at once,
+        while the statement runs to its commit or rollback and its connection goes back to
+        the pool clean. (A cancel landing inside a driver call would leave old or new too,
+        but SQLAlchemy then discards the connection mid-protocol, which aiosqlite and
+        aiomysql do not survive cleanly.)"""
+        task = asyncio.ensure_future(work)
+        _UNFINISHED.add(task)
+        task.add_done_callback(_finished)
+        return await asyncio.shield(task)
+
+    def _finished(task: asyncio.Future[Any]) -> None:
+        _UNFINISHED.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a cancelled caller no longer waits for it
+else:
+
+    def _to_the_end(work: T) -> T:
+        """The sync twin is never cancelled mid-call: the work has already run."""
+        return work
 
 
 async def _on_connection(conn: AsyncConnection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:

@@ -151,13 +151,15 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
         write lock is taken up front, so no connection has to upgrade a read lock, which
         SQLite refuses at once with "database is locked"); servers retry a lost race."""
+        _to_the_end(self._create_schema())
+        self._schema_check.passed()
+
+    def _create_schema(self) -> bool:
         what = "creating the chat memory schema"
         with translate_errors(what), self._serial:
             if self.dialect.embedded:
-                retry(self._create_in_transaction, what=what)
-            else:
-                retry(self._create_on_server, attempts=5, what=what, retry_on=is_create_race)
-        self._schema_check.passed()
+                return retry(self._create_in_transaction, what=what)
+            return retry(self._create_on_server, attempts=5, what=what, retry_on=is_create_race)
 
     def _create_in_transaction(self) -> bool | None:
         try:
@@ -176,6 +178,9 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _missing_tables(self) -> list[str]:
         """The tables of this repository that the database lacks (``"never"`` mode check)."""
+        return _to_the_end(self._find_missing_tables())
+
+    def _find_missing_tables(self) -> list[str]:
         names = (self.tables.conversations.name, self.tables.messages.name)
         what = "checking the chat memory schema"
         with translate_errors(what), self._serial, self.engine.connect() as conn:
@@ -212,11 +217,14 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
             self._schema_check()
-            with self._serial:
-                return self._fast.read_window(cid, non_system_limit)
+            return _to_the_end(self._fast_read(self._fast, cid, non_system_limit))
         return self._read(
             lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
         )
+
+    def _fast_read(self, fast: FastPath, cid: str, limit: int) -> list[Message]:
+        with self._serial:
+            return fast.read_window(cid, limit)
 
     def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
         rows = self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
@@ -253,7 +261,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 with self._serial:
                     return fast.append(cid, messages, trim_to) or None
 
-            retry(attempt, what="appending")
+            _to_the_end(retry(attempt, what="appending"))
             return
         if self._append_sql is not None:
             rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
@@ -339,6 +347,9 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _read(self, fn: Callable[[Connection], T], what: str) -> T:
         self._schema_check()
+        return _to_the_end(self._run_read(fn, what))
+
+    def _run_read(self, fn: Callable[[Connection], T], what: str) -> T:
         with translate_errors(what), self._serial, self.engine.connect() as conn:
             if self.dialect.read_isolation is not None:
                 conn.execution_options(isolation_level=self.dialect.read_isolation)
@@ -396,7 +407,12 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
 
         with translate_errors(what):
-            retry(attempt, what=what, retry_on=lost_race)
+            _to_the_end(retry(attempt, what=what, retry_on=lost_race))
+
+
+def _to_the_end(work: T) -> T:
+    """The sync twin is never cancelled mid-call: the work has already run."""
+    return work
 
 
 def _on_connection(conn: Connection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
