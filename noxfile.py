@@ -20,6 +20,7 @@ nox.options.sessions = [
     "typecheck",
     "unit",
     "conformance",
+    "conformance_async",
     "conformance_tc",
     "integrations",
     "longterm",
@@ -29,6 +30,8 @@ nox.options.sessions = [
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
+RUFF = "ruff==0.17.6"
 MAIN_PYTHON = "3.11"
 EVERY_PYTHON = ("memory", "sqlite")
 
@@ -79,6 +82,35 @@ def conformance(session: nox.Session, backend: str) -> None:
         *folders,
         "--backend",
         backend,
+        "-q",
+        "-rs",
+        *session.posargs,
+    )
+
+
+# every backend with an async twin (SQL Server and Oracle have none: no server here to test one)
+ASYNC_MATRIX = [
+    nox.param(python, backend, id=f"{backend}-{python}")
+    for backend in HARNESSES
+    if backend not in ("mssql", "oracle")
+    for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
+]
+
+
+@nox.session
+@nox.parametrize("python,backend", ASYNC_MATRIX)
+def conformance_async(session: nox.Session, backend: str) -> None:
+    """The shared suite against the backend's async twin (``--twin async``: every call runs
+    on one event loop), plus the async-only tests (cancellation, many tasks, loop lag)."""
+    extra, _ = BACKENDS.get(backend, (backend, ()))
+    _install(session, extra)
+    session.run(
+        "pytest",
+        "conformance_tests/test_suite.py",
+        "--backend",
+        backend,
+        "--twin",
+        "async",
         "-q",
         "-rs",
         *session.posargs,
@@ -159,6 +191,8 @@ def reliability(session: nox.Session, backend: str) -> None:
 FRAMEWORKS = "langchain,llamaindex,langgraph"
 # LangGraph's checkpointer conformance suite (a test dependency, not an extra)
 FRAMEWORK_TESTS = ["langgraph-checkpoint-conformance==0.0.2"]
+# the OpenTelemetry SDK's in-memory exporter and reader capture what chatmem emits
+OTEL_TESTS = ["opentelemetry-sdk>=1.20"]
 INTEGRATION_BACKENDS = ["postgres", "redis"]
 
 
@@ -166,8 +200,9 @@ INTEGRATION_BACKENDS = ["postgres", "redis"]
 def unit(session: nox.Session) -> None:
     """Core tests needing no server: window rule, codec, validation, CLI, data transfer, and
     the LangChain/LlamaIndex conversions and adapters on the in-memory store and SQLite."""
-    _install(session, f"sqlite,{FRAMEWORKS}")
-    session.install(*FRAMEWORK_TESTS)
+    _install(session, f"sqlite,{FRAMEWORKS},otel")
+    # test_unasync checks the generated twins with the pinned ruff; the SDK captures spans
+    session.install(*FRAMEWORK_TESTS, RUFF, *OTEL_TESTS)
     session.run(
         "pytest",
         "chatmem_core/tests",
@@ -186,24 +221,21 @@ def integrations(session: nox.Session, backend: str) -> None:
     """The framework adapters, LlamaIndex stores, LangGraph saver and store, and Spring AI
     advisors against a server backend too (vector stores: Redis with the redis backend,
     pgvector on its own server with the postgres one)."""
-    _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS}")
-    session.install(*FRAMEWORK_TESTS)
+    _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS},otel")
+    session.install(*FRAMEWORK_TESTS, *OTEL_TESTS)
     session.run(
         "pytest",
         "chatmem_core/tests/test_adapters.py",
         "chatmem_core/tests/test_llamaindex_stores.py",
         "chatmem_core/tests/test_spring_advisors.py",
         "chatmem_core/tests/test_langgraph.py",
+        "chatmem_core/tests/test_observability.py",
         "--backend",
         backend,
         "-q",
         "-rs",
         *session.posargs,
     )
-
-
-# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
-RUFF = "ruff==0.17.6"
 
 
 @nox.session(python=MAIN_PYTHON)

@@ -229,8 +229,17 @@ def generate(source: Path) -> str:
             cwd=ROOT,
             check=False,
         )
-        if done.returncode != 0:
-            sys.exit(f"unasync: ruff {args[0]} failed on {target}:\n{done.stderr}")
+        if done.returncode != 0:  # --quiet hides the reason (a syntax error): ask again
+            loud = [a for a in args if a not in ("-q", "--quiet")]
+            why = subprocess.run(
+                [ruff, *loud, "--stdin-filename", target, "-"],
+                input=header + body,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                check=False,
+            ).stderr
+            sys.exit(f"unasync: ruff {args[0]} failed on {target}:\n{why}")
         body, header = done.stdout, ""
     return body
 

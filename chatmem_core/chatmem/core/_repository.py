@@ -48,10 +48,13 @@ from ._contract import (
 )
 from ._errors import ConcurrencyError
 from ._messages import Message, SystemMessage
+from ._observe import log, record_retry
 from ._validation import validate_conversation_id, validate_messages, validate_positive_int
 from ._window import WindowEdit, apply_window_edit, plan_window_edit, window_of
 
 T = TypeVar("T")
+MANY_RETRIES = 10
+"""Retries after which a write that still succeeded is logged at INFO (contention)."""
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -111,9 +114,13 @@ def retry(
                 raise
             last, result = exc, None
         if result is not None:
+            if attempt >= MANY_RETRIES:
+                log.info("%s needed %d retries (contention on one conversation)", what, attempt)
             return result
+        record_retry(what, attempt + 1)
         if attempt:
             time.sleep(backoff(attempt, base_sleep, max_sleep))
+    log.warning("%s gave up after %d tries against concurrent writers", what, attempts)
     raise ConcurrencyError(
         f"{what} kept conflicting with concurrent writers ({attempts} tries)"
     ) from last

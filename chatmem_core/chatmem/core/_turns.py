@@ -5,13 +5,22 @@ the run completes; an exception, a cancellation or KeyboardInterrupt leaves the 
 history exactly as it was. Load errors propagate: a failing store is never an empty history.
 Preprocessors map a message list to a message list and run in the order given, at load and
 at store.
+
+``with ChatTurn(repo, id)`` takes a sync repository; ``async with ChatTurn(repo, id)`` takes
+an async one (``Async*ChatMemoryRepository``) and awaits its I/O, so the turn never blocks
+the event loop. A sync repository under ``async with`` runs its two calls in a worker thread
+(``asyncio.to_thread``) for the same reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
+from typing import cast
 
+from ._async_repository import AsyncChatMemoryRepository
+from ._contract import is_async_repository
 from ._errors import InvalidArgumentError
 from ._messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
 from ._repository import ChatMemoryRepository
@@ -70,7 +79,7 @@ class ChatTurn:
 
     def __init__(
         self,
-        repository: ChatMemoryRepository,
+        repository: ChatMemoryRepository | AsyncChatMemoryRepository,
         conversation_id: str,
         *,
         preprocessors: Sequence[Preprocessor] = (),
@@ -94,16 +103,49 @@ class ChatTurn:
         """Add this turn's messages (the user input, the replies, tool traffic)."""
         self.added.extend(validate_messages(messages))
 
+    def _sync_repository(self) -> ChatMemoryRepository:
+        repo = self.repository
+        if is_async_repository(repo):
+            raise InvalidArgumentError(
+                "repository", "is an async repository: use `async with ChatTurn(...)`"
+            )
+        assert isinstance(repo, ChatMemoryRepository)
+        return repo
+
     def load(self) -> list[Message]:
         """Read and preprocess the stored history (errors propagate)."""
-        stored = self.repository.find_by_conversation_id(self.conversation_id)
+        stored = self._sync_repository().find_by_conversation_id(self.conversation_id)
         self.history = apply_preprocessors(self.preprocessors, stored)
         return self.history
 
     def commit(self) -> None:
         """Store the preprocessed transcript, replacing the stored history."""
         transcript = apply_preprocessors(self.preprocessors, self.messages)
-        self.repository.save_all(self.conversation_id, transcript)
+        self._sync_repository().save_all(self.conversation_id, transcript)
+        self.stored = True
+
+    async def aload(self) -> list[Message]:
+        """``load`` for ``async with``: awaits an async repository (a sync one runs in a
+        worker thread), so the event loop never waits on the store."""
+        repo = self.repository
+        if is_async_repository(repo):
+            stored = await cast(AsyncChatMemoryRepository, repo).find_by_conversation_id(
+                self.conversation_id
+            )
+        else:
+            stored = await asyncio.to_thread(self.load)
+            return stored
+        self.history = apply_preprocessors(self.preprocessors, stored)
+        return self.history
+
+    async def acommit(self) -> None:
+        """``commit`` for ``async with`` (see ``aload``)."""
+        repo = self.repository
+        if not is_async_repository(repo):
+            await asyncio.to_thread(self.commit)
+            return
+        transcript = apply_preprocessors(self.preprocessors, self.messages)
+        await cast(AsyncChatMemoryRepository, repo).save_all(self.conversation_id, transcript)
         self.stored = True
 
     def __enter__(self) -> ChatTurn:
@@ -120,7 +162,8 @@ class ChatTurn:
             self.commit()
 
     async def __aenter__(self) -> ChatTurn:
-        return self.__enter__()
+        await self.aload()
+        return self
 
     async def __aexit__(
         self,
@@ -128,4 +171,5 @@ class ChatTurn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            await self.acommit()

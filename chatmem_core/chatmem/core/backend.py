@@ -25,6 +25,7 @@ our own packages. What a backend gets here:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
@@ -80,6 +81,7 @@ def error_translator(
     unavailable: ErrorClasses = (),
     failures: ErrorClasses = (),
     classify: Classifier | None = None,
+    logger: str | None = None,
 ) -> Callable[[str], AbstractContextManager[None]]:
     """Build a backend's ``translate_errors(what)`` context manager.
 
@@ -87,9 +89,11 @@ def error_translator(
     ``BackendUnavailableError`` and one in ``failures`` becomes ``BackendError``, each naming
     ``store`` and ``what``; ``classify(exc, what)`` is asked first and may return a more
     precise chatmem error (``SchemaError``, an unknown-outcome timeout...) or None. chatmem's
-    own errors and anything else pass through unchanged.
+    own errors and anything else pass through unchanged. Lost connections are logged at
+    WARNING on ``logger`` (default ``chatmem.<store>``), other translated errors at DEBUG.
     """
     caught = (*unavailable, *failures)
+    log = logging.getLogger(logger or f"chatmem.{store.lower()}")
 
     @contextmanager
     def translate_errors(what: str) -> Iterator[None]:
@@ -104,6 +108,10 @@ def error_translator(
                     error = BackendUnavailableError(f"{store} unreachable during {what}: {exc}")
                 else:
                     error = BackendError(f"{store} failed during {what}: {exc}")
+            if isinstance(error, BackendUnavailableError):
+                log.warning("%s", error)  # the connection is gone: operators want to know
+            else:
+                log.debug("%s", error)
             raise error from exc
 
     return translate_errors
