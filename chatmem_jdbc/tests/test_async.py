@@ -164,6 +164,62 @@ def test_a_cancelled_window_add_leaves_the_old_or_the_new_history(
     run(main())
 
 
+# -- PostgreSQL and MariaDB ------------------------------------------------------------
+@pytest.mark.backend("postgres")
+def test_postgres_a_failing_fast_path_statement_is_translated_and_the_pool_stays_usable(
+    harness: Harness, server: ServerInfo, repository: Any
+) -> None:
+    async def main() -> None:
+        repo = await twin_of(harness, server, repository)
+        try:
+            memory = AsyncMessageWindowChatMemory(repo, max_messages=5)
+            await memory.add("c", UserMessage("before"))
+            async with repo.engine.begin() as conn:
+                await conn.run_sync(repo.tables.metadata.drop_all)
+            with pytest.raises(SchemaError):
+                await memory.add("c", UserMessage("x"))  # the psycopg fast path's append
+            with pytest.raises(SchemaError):
+                await memory.get("c")  # and its window read
+            await repo.create_schema()
+            await memory.add("c", UserMessage("after"))
+            assert [m.text for m in await memory.get("c")] == ["after"]
+        finally:
+            await repo.close()
+
+    run(main())
+
+
+@pytest.mark.backend("mariadb")
+def test_mariadb_aiomysql_raises_pymysqls_errors_so_the_retry_rule_is_shared() -> None:
+    """aiomysql is built on PyMySQL: a deadlock from either driver is the same exception
+    class with the same errno, so ``MysqlDialect.is_retryable`` serves both twins."""
+    import aiomysql
+    import pymysql
+    from sqlalchemy.exc import OperationalError
+
+    from chatmem.jdbc._mysql import MysqlDialect
+
+    assert aiomysql.OperationalError is pymysql.err.OperationalError
+    deadlock = OperationalError("INSERT ..", {}, aiomysql.OperationalError(1213, "Deadlock"))
+    check = OperationalError("INSERT ..", {}, aiomysql.OperationalError(3819, "Check failed"))
+    assert MysqlDialect().is_retryable(deadlock) and not MysqlDialect().is_retryable(check)
+
+
+@pytest.mark.backend("mariadb")
+def test_mariadb_an_aiomysql_that_cannot_bind_bytes_is_named_before_any_io(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """aiomysql 0.3.2 with PyMySQL >= 1.2.3 fails every query that binds bytes (our ids):
+    the engine refuses it up front with the pip command, instead of a TypeError mid-query."""
+    from aiomysql import connection
+
+    from chatmem.core import MissingDependencyError
+
+    monkeypatch.setattr(connection, "escape_bytes_prefixed", "DO NOT IMPORT THIS!!!")
+    with pytest.raises(MissingDependencyError, match=r"PyMySQL<1\.2"):
+        make_async_engine("mysql://u:p@127.0.0.1:1/db")
+
+
 # -- SQLite ----------------------------------------------------------------------------
 @pytest.mark.backend("sqlite")
 def test_sqlite_first_async_use_races_on_a_new_file(tmp_path: Path) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine, make_url
 
+from chatmem.core import MissingDependencyError
+
 from ._dialects import ASYNC_DIALECTS, no_async_twin
 
 IDLE_PING_SECONDS = 10.0
@@ -71,7 +73,22 @@ def async_engine_url(url: str) -> sa.URL:
         raise no_async_twin(parsed.get_backend_name())
     if parsed.drivername in ASYNC_DRIVERS:
         parsed = parsed.set(drivername=ASYNC_DRIVERS[parsed.drivername])
+    if parsed.get_driver_name() == "aiomysql":
+        _check_aiomysql()
     return parsed
+
+
+def _check_aiomysql() -> None:
+    """aiomysql 0.3.2 binds bytes (our MySQL ids) with PyMySQL's ``escape_bytes_prefixed``,
+    which PyMySQL 1.2.3 turned into a placeholder string (aio-libs/aiomysql#1080): every
+    query would fail with "'str' object is not callable". Say so before any I/O; the
+    extras pin PyMySQL below 1.2 until aiomysql stops importing it."""
+    try:
+        from aiomysql import connection  # type: ignore[import-untyped]
+    except ImportError:
+        return  # create_async_engine names the missing driver
+    if not callable(getattr(connection, "escape_bytes_prefixed", len)):
+        raise MissingDependencyError("mysql", "PyMySQL<1.2")
 
 
 def sqlite_options(url: sa.URL, engine_options: dict[str, Any]) -> bool:
