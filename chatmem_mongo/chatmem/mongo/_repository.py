@@ -19,20 +19,26 @@ Why one document per conversation, rewritten with compare-and-set:
   and retries with jittered backoff: appends from threads and processes all land, positions
   are assigned from ``next_position`` under that guard, and a window edit has nothing
   interleaved between its read and its write.
-- Window adds trim the array to the systems plus the newest ``trim_to`` others in the same
-  write, so the document, each read and each rewrite stay the size of the window.
+- Window adds trim the tail to the newest ``trim_to`` others in the same write (and drop the
+  archive), so the document, each read and each rewrite stay the size of the window.
+- Reads are bounded whatever wrote the document (``_schema.py`` has the layout): the window
+  read takes the systems and the last N of the tail, ``find_last`` the last n of each, and a
+  write's snapshot read the head, the systems and the tail (under ``2 * CHUNK``), never the
+  archive; only ``find_by_conversation_id`` reads it all.
 - The repository remembers the last snapshot it read or wrote per conversation (a small LRU)
   and starts its next write from it; a stale snapshot only costs the failed compare-and-set,
   so a single writer pays one round trip per add.
 
-Why not ``$push``/``$each``/``$slice`` or pipeline updates (one round trip on MongoDB 4.2+):
-the wire-protocol stand-in this project tests against (nx-27017) stores pushed documents as
-JSON strings, ignores ``$set`` on ``array.N`` paths, and has neither update pipelines nor a
-working ``$slice`` projection or aggregation over arrays of documents. The operators used here
-(``find_one`` by ``_id``, ``update_one`` with ``$set``/``$setOnInsert``/``$currentDate``,
-``delete_one``, ``find``+``sort``+``limit`` on ``_id``, ``listIndexes``,
-``create_index``/``drop_index``) behave
-the same on MongoDB 6/7 and on the stand-in.
+Why ``$set`` of whole fields and not ``$push``/``$each``/``$slice`` or pipeline updates: the
+wire-protocol stand-in this project tests against (nx-27017 0.8.1, probed) rewrites every
+element of an array it ``$push``es to as a JSON string, ignores ``$set`` on ``array.N``
+paths, has no update pipelines (nor ``$concatArrays``), and rejects find's own ``$slice``
+projection (``{"messages": {"$slice": -n}}``: "$slice requires array and count/position").
+What both it and MongoDB 4.4+ do the same way, and all this module uses: ``find_one`` by
+``_id`` with inclusion and expression projections (``$let`` over the ``$slice`` expression,
+``"$archive.<k>"`` paths), ``update_one`` with ``$set`` (also on ``archive.<k>`` paths of
+an embedded document), ``$unset``, ``$setOnInsert``, ``$currentDate``, ``delete_one``,
+``find``+``sort``+``limit`` on ``_id``, ``listIndexes``, ``create_index``/``drop_index``.
 
 The 16 MiB document limit therefore bounds one conversation; a write over it is refused by
 the driver or server (nothing written) and raised as ``InvalidArgumentError("messages")``.
