@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
@@ -12,15 +13,18 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import bson
 import pytest
 from pymongo import MongoClient, monitoring
 
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
+    InMemoryChatMemoryRepository,
     InvalidArgumentError,
     InvalidIdentifierError,
     Media,
+    Message,
     MessageWindowChatMemory,
     SystemMessage,
     ToolCall,
@@ -36,7 +40,8 @@ from chatmem.mongo import (
     escape_key,
     unescape_key,
 )
-from conformance_tests.harness import ServerInfo
+from chatmem.mongo._snapshots import CHUNK
+from conformance_tests.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("mongo")
 
@@ -98,9 +103,16 @@ def test_every_field_is_stored_as_queryable_bson(repository: MongoChatMemoryRepo
     doc = repository.collection.find_one({"_id": "shape"})
     assert doc is not None and doc["conversation_id"] == "shape"
     assert isinstance(doc["updated_at"], datetime) and doc["next_position"] == 4
-    system, user, assistant, tool = doc["messages"]
-    assert [m["position"] for m in doc["messages"]] == [0, 1, 2, 3]
-    assert [m["type"] for m in doc["messages"]] == ["SYSTEM", "USER", "ASSISTANT", "TOOL"]
+    (system,) = doc["systems"]  # systems apart, so a window read takes them all and no more
+    user, assistant, tool = doc["messages"]
+    assert doc["v"] == 2 and doc["archived"] == 0 and doc["archive"] == {}
+    assert [m["position"] for m in [system, *doc["messages"]]] == [0, 1, 2, 3]
+    assert [m["type"] for m in [system, *doc["messages"]]] == [
+        "SYSTEM",
+        "USER",
+        "ASSISTANT",
+        "TOOL",
+    ]
     assert system["created_at_us"] == 1709210096789012  # exact microseconds
     assert isinstance(system["created_at"], datetime)  # a BSON Date, for date queries
     assert user["metadata"] == {"user_id": "u-1", "score": 3, "tags": ["a"]}
@@ -399,3 +411,166 @@ def test_a_foreign_document_under_an_id_is_a_schema_error(
         repository.append("foreign", UserMessage("x"))
     repository.save_all("mine", [UserMessage("ok")])
     assert repository.find_conversation_ids() == ["foreign", "mine"]  # string ids only
+
+
+# -- bounded reads ------------------------------------------------------------------------
+class Replies(monitoring.CommandListener):
+    """What the server returned per command: reply bytes and array elements of the found
+    documents (messages, systems, archive chunks)."""
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[str, int, int]] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        pass
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        if event.command_name in ("hello", "isMaster", "ismaster", "endSessions"):
+            return
+        docs = (event.reply.get("cursor") or {}).get("firstBatch") or ()
+        elements = sum(len(v) for d in docs for v in d.values() if isinstance(v, list))
+        self.replies.append((event.command_name, len(bson.encode(event.reply)), elements))
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+    def take(self) -> list[tuple[str, int, int]]:
+        got, self.replies = self.replies, []
+        return got
+
+
+LONG = 10_000
+PAYLOAD = "x" * 300  # a realistic message: its size dominates every reply
+
+
+def _long_history() -> list[Message]:
+    return [SystemMessage("be terse")] + [
+        UserMessage(f"{i} {PAYLOAD}") if i % 2 == 0 else AssistantMessage(f"{i} {PAYLOAD}")
+        for i in range(LONG)
+    ]
+
+
+def _bounded(replies: list[tuple[str, int, int]], elements: int) -> None:
+    assert replies, "nothing was read"
+    for name, size, got in replies:
+        assert got <= elements, (name, got)
+        assert size <= elements * (len(PAYLOAD) + 200) + 1_000, (name, size)
+
+
+def test_every_read_after_save_all_of_a_long_history_is_bounded(server: ServerInfo) -> None:
+    """Issue 19: after save_all of 10,000 messages a window read fetched the whole document
+    (3.9 MB). Each read now returns what it needs: the window, the last n, or (inside a
+    write) the head, the systems and a tail under 2 * CHUNK, never the archive."""
+    replies = Replies()
+    client: MongoClient[Any] = MongoClient(server.url, event_listeners=[replies])
+    repo = MongoChatMemoryRepository(
+        client[server.extra["database"]], collection_name=f"cm_{unique_suffix()}"
+    )
+    try:
+        reference = InMemoryChatMemoryRepository()
+        for r in (repo, reference):
+            r.save_all("long", _long_history())
+        replies.take()
+        window = MessageWindowChatMemory(repo, max_messages=20).get("long")
+        assert _shape(window) == _shape(
+            MessageWindowChatMemory(reference, max_messages=20).get("long")
+        )
+        _bounded(replies.take(), 1 + 21)
+        assert [m.position for m in repo.find_last("long", 5)] == list(range(LONG - 4, LONG + 1))
+        _bounded(replies.take(), 5 + 5)
+        # writes from a repository that never saw the document: the snapshot read is bounded
+        for keep_history in (True, False):
+            other = MongoChatMemoryRepository(client[server.extra["database"]], **_same(repo))
+            for r in (other, reference):
+                memory = MessageWindowChatMemory(r, max_messages=20, keep_history=keep_history)
+                memory.add("long", UserMessage("q"))
+                memory.add("long", [SystemMessage("new rules"), AssistantMessage("a")])
+            assert _shape(other.window_get("long", 20)) == _shape(reference.window_get("long", 20))
+            _bounded([r for r in replies.take() if r[0] == "find"], 1 + 2 * CHUNK)
+        _same_log(repo.find_by_conversation_id("long"), reference.find_by_conversation_id("long"))
+    finally:
+        repo.collection.drop()
+        client.close()
+
+
+def _same(repo: MongoChatMemoryRepository) -> dict[str, Any]:
+    return {"collection_name": repo.config.collection_name}
+
+
+def test_long_histories_match_the_reference_on_every_path(
+    repository: MongoChatMemoryRepository,
+) -> None:
+    """Archive chunks, tails, trims and system resets against the in-memory reference, with
+    windows shorter and longer than a chunk and writers whose snapshots are stale."""
+    rng = random.Random(19)
+    mongo, reference = repository, InMemoryChatMemoryRepository()
+    stale = MongoChatMemoryRepository(mongo.database, **_same(mongo))  # its own snapshots
+    for round_ in range(6):
+        cid = f"r{round_}"
+        seed = [UserMessage(f"s{i}") for i in range(rng.choice([0, 5, 3 * CHUNK + 7]))]
+        for repo in (mongo, reference):
+            repo.save_all(cid, [SystemMessage("sys0"), *seed])
+        size = [3, CHUNK - 1, CHUNK + 5, 3 * CHUNK, 5, 2 * CHUNK][round_]  # one window a round
+        for step in range(60):
+            keep = rng.random() < 0.6
+            batch: list[Message] = [UserMessage(f"{round_}.{step}")]
+            if rng.random() < 0.15:
+                batch.insert(0, SystemMessage(f"sys{step}"))
+            writer = stale if rng.random() < 0.3 else mongo
+            if rng.random() < 0.2:
+                writer.append(cid, batch)
+                reference.append(cid, batch)
+            else:
+                writer.window_add(cid, batch, size, keep_history=keep)
+                reference.window_add(cid, batch, size, keep_history=keep)
+            got = mongo.window_get(cid, size)
+            assert _shape(got) == _shape(reference.window_get(cid, size)), (round_, step)
+            whole = mongo.find_by_conversation_id(cid)
+            _same_log(whole, reference.find_by_conversation_id(cid))
+            assert _shape(mongo.find_last(cid, 7)) == _shape(whole[-7:])
+        _same_log(mongo.find_by_conversation_id(cid), reference.find_by_conversation_id(cid))
+
+
+def _shape(messages: list[Message]) -> list[tuple[str | None, int | None]]:
+    return [(m.text, m.position) for m in messages]
+
+
+def _same_log(got: list[Message], reference: list[Message]) -> None:
+    """The same systems, and one's non-systems a suffix of the other's: a trimming add may
+    drop older ones sooner or later than the in-memory store does (the append contract)."""
+
+    def systems(ms: list[Message]) -> list[Message]:
+        return [m for m in ms if isinstance(m, SystemMessage)]
+
+    def others(ms: list[Message]) -> list[Message]:
+        return [m for m in ms if not isinstance(m, SystemMessage)]
+
+    assert _shape(systems(got)) == _shape(systems(reference))
+    short, long = sorted((_shape(others(got)), _shape(others(reference))), key=len)
+    assert short == long[len(long) - len(short) :]
+
+
+def test_a_layout_1_document_is_read_and_rewritten_as_layout_2(
+    repository: MongoChatMemoryRepository,
+) -> None:
+    """Documents written before the systems/archive split (every message in ``messages``)."""
+    repository.save_all("old", [SystemMessage("sys"), *(UserMessage(f"u{i}") for i in range(99))])
+    new = repository.collection.find_one({"_id": "old"})
+    assert new is not None
+    merged = sorted([*new["systems"], *new["messages"]], key=lambda d: d["position"])
+    archived = [d for k in range(new["archived"]) for d in new["archive"][str(k)]]
+    merged = sorted([*merged, *archived], key=lambda d: d["position"])
+    repository.collection.replace_one(
+        {"_id": "old"},
+        {k: v for k, v in new.items() if k not in ("systems", "archive", "archived")}
+        | {"v": 1, "messages": merged},
+    )
+    fresh = MongoChatMemoryRepository(repository.database, **_same(repository))
+    texts = ["sys", *(f"u{i}" for i in range(99))]
+    assert [m.text for m in fresh.find_by_conversation_id("old")] == texts
+    assert [m.text for m in fresh.window_get("old", 3)] == ["sys", "u97", "u98"]
+    assert [m.text for m in fresh.find_last("old", 2)] == ["u97", "u98"]
+    fresh.append("old", UserMessage("u99"))
+    doc = repository.collection.find_one({"_id": "old"})
+    assert doc is not None and doc["v"] == 2 and doc["archived"] > 0
+    assert [m.text for m in fresh.find_by_conversation_id("old")] == [*texts, "u99"]

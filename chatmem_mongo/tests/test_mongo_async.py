@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import bson
 import pytest
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
@@ -31,6 +32,7 @@ from chatmem.mongo import (
     AsyncMongoChatMemoryRepository,
     async_ensure_indexes,
 )
+from chatmem.mongo._snapshots import CHUNK
 from conformance_tests.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("mongo")
@@ -393,3 +395,65 @@ def test_a_foreign_document_under_an_id_is_a_schema_error(
         assert sorted(await repo.find_conversation_ids()) == ["foreign", "mine"]
 
     run(scenario)
+
+
+class Replies(monitoring.CommandListener):
+    """The array elements each ``find`` reply carried (messages, systems, chunks)."""
+
+    def __init__(self) -> None:
+        self.finds: list[tuple[int, int]] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        pass
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        if event.command_name == "find":
+            docs = (event.reply.get("cursor") or {}).get("firstBatch") or ()
+            got = sum(len(v) for d in docs for v in d.values() if isinstance(v, list))
+            self.finds.append((got, len(bson.encode(event.reply))))
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+
+def test_every_read_after_save_all_of_a_long_history_is_bounded(server: ServerInfo) -> None:
+    """Issue 19 on the async twin: after save_all of 10,000 messages, the window read,
+    find_last and a cold writer's snapshot read return what they need, not the document."""
+    payload = "x" * 300
+    history = [SystemMessage("be terse")] + [UserMessage(f"{i} {payload}") for i in range(10_000)]
+
+    def bounded(finds: list[tuple[int, int]], elements: int) -> None:
+        assert finds
+        for got, size in finds:
+            assert got <= elements and size <= elements * (len(payload) + 200) + 1_000
+
+    async def scenario() -> None:
+        replies = Replies()
+        client: AsyncMongoClient[Any] = AsyncMongoClient(server.url, event_listeners=[replies])
+        name = f"cm_async_{unique_suffix()}"
+        repo = AsyncMongoChatMemoryRepository(
+            client[server.extra["database"]], collection_name=name
+        )
+        try:
+            await repo.save_all("long", history)
+            replies.finds.clear()
+            window = await AsyncMessageWindowChatMemory(repo, max_messages=20).get("long")
+            assert [m.text for m in window][1:] == [m.text for m in history[-19:]]
+            bounded(replies.finds, 1 + 21)
+            replies.finds.clear()
+            assert [m.position for m in await repo.find_last("long", 3)] == [9998, 9999, 10000]
+            bounded(replies.finds, 3 + 3)
+            replies.finds.clear()
+            cold = AsyncMongoChatMemoryRepository(
+                client[server.extra["database"]], collection_name=name
+            )
+            memory = AsyncMessageWindowChatMemory(cold, max_messages=20, keep_history=True)
+            await memory.add("long", [UserMessage("q"), AssistantMessage("a")])
+            await memory.add("long", [SystemMessage("new rules"), UserMessage("q2")])
+            bounded(replies.finds, 1 + 2 * CHUNK)
+            assert len(await repo.find_by_conversation_id("long")) == 10_000 + 1 + 3
+        finally:
+            await repo.collection.drop()
+            await client.close()
+
+    asyncio.run(scenario())

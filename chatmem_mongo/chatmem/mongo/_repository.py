@@ -19,20 +19,26 @@ Why one document per conversation, rewritten with compare-and-set:
   and retries with jittered backoff: appends from threads and processes all land, positions
   are assigned from ``next_position`` under that guard, and a window edit has nothing
   interleaved between its read and its write.
-- Window adds trim the array to the systems plus the newest ``trim_to`` others in the same
-  write, so the document, each read and each rewrite stay the size of the window.
+- Window adds trim the tail to the newest ``trim_to`` others in the same write (and drop the
+  archive), so the document, each read and each rewrite stay the size of the window.
+- Reads are bounded whatever wrote the document (``_schema.py`` has the layout): the window
+  read takes the systems and the last N of the tail, ``find_last`` the last n of each, and a
+  write's snapshot read the head, the systems and the tail (under ``2 * CHUNK``), never the
+  archive; only ``find_by_conversation_id`` reads it all.
 - The repository remembers the last snapshot it read or wrote per conversation (a small LRU)
   and starts its next write from it; a stale snapshot only costs the failed compare-and-set,
   so a single writer pays one round trip per add.
 
-Why not ``$push``/``$each``/``$slice`` or pipeline updates (one round trip on MongoDB 4.2+):
-the wire-protocol stand-in this project tests against (nx-27017) stores pushed documents as
-JSON strings, ignores ``$set`` on ``array.N`` paths, and has neither update pipelines nor a
-working ``$slice`` projection or aggregation over arrays of documents. The operators used here
-(``find_one`` by ``_id``, ``update_one`` with ``$set``/``$setOnInsert``/``$currentDate``,
-``delete_one``, ``find``+``sort``+``limit`` on ``_id``, ``listIndexes``,
-``create_index``/``drop_index``) behave
-the same on MongoDB 6/7 and on the stand-in.
+Why ``$set`` of whole fields and not ``$push``/``$each``/``$slice`` or pipeline updates: the
+wire-protocol stand-in this project tests against (nx-27017 0.8.1, probed) rewrites every
+element of an array it ``$push``es to as a JSON string, ignores ``$set`` on ``array.N``
+paths, has no update pipelines (nor ``$concatArrays``), and rejects find's own ``$slice``
+projection (``{"messages": {"$slice": -n}}``: "$slice requires array and count/position").
+What both it and MongoDB 4.4+ do the same way, and all this module uses: ``find_one`` by
+``_id`` with inclusion and expression projections (``$let`` over the ``$slice`` expression,
+``"$archive.<k>"`` paths), ``update_one`` with ``$set`` (also on ``archive.<k>`` paths of
+an embedded document), ``$unset``, ``$setOnInsert``, ``$currentDate``, ``delete_one``,
+``find``+``sort``+``limit`` on ``_id``, ``listIndexes``, ``create_index``/``drop_index``.
 
 The 16 MiB document limit therefore bounds one conversation; a write over it is refused by
 the driver or server (nothing written) and raised as ``InvalidArgumentError("messages")``.
@@ -69,24 +75,43 @@ from ._config import MongoConfig
 from ._errors import translate_errors
 from ._indexes import ensure_indexes, missing_indexes
 from ._schema import (
+    ARCHIVE,
+    ARCHIVED,
     ID,
+    LAYOUT_VERSION,
     MESSAGES,
     NEXT_POSITION,
     POSITION,
     REVISION,
+    SYSTEMS,
     UPDATED_AT,
+    VERSION,
     conversation_fields,
     index_commands,
 )
-from ._snapshots import Snapshot, SnapshotCache, foreign, is_system, new_rev, trim
+from ._snapshots import (
+    CHUNK,
+    Layout,
+    Snapshot,
+    SnapshotCache,
+    chunk_field,
+    chunks_projection,
+    foreign,
+    last,
+    layout,
+    merge,
+    new_rev,
+    split,
+)
 
 MAX_ATTEMPTS = 100
 """Compare-and-set attempts before ConcurrencyError (each failure means another write won)."""
 
-_SNAPSHOT_FIELDS = {REVISION: 1, NEXT_POSITION: 1, MESSAGES: 1}
+_HEAD = {VERSION: 1, REVISION: 1, NEXT_POSITION: 1, ARCHIVED: 1}
+_SNAPSHOT_FIELDS = {**_HEAD, SYSTEMS: 1, MESSAGES: 1}  # never the archive
 _URL_SCHEMES = ("mongodb://", "mongodb+srv://")
 
-_Change = Callable[[Snapshot | None], tuple[list[dict[str, Any]], int]]
+_Change = Callable[[Snapshot | None], tuple[Layout, int]]
 
 
 class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
@@ -180,26 +205,86 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         return ConversationIdPage(ids, ids[-1] if len(rows) > limit else None)
 
     def _find(self, cid: str) -> list[Message]:
-        snap = self._read(cid)
-        return [] if snap is None else [from_document(d) for d in snap.docs]
+        self._schema_check()
+        with translate_errors("read conversation"):
+            doc = self.collection.find_one({ID: cid})
+        if doc is None:
+            return []
+        _check(doc, cid, self.collection.name)
+        if doc.get(VERSION) != LAYOUT_VERSION:  # layout 1: every message in one array
+            return [from_document(d) for d in doc.get(MESSAGES) or ()]
+        archive = doc.get(ARCHIVE) or {}
+        others = [d for k in range(int(doc[ARCHIVED])) for d in archive.get(str(k)) or ()]
+        others.extend(doc.get(MESSAGES) or ())
+        return [from_document(d) for d in merge(doc.get(SYSTEMS) or (), others)]
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        # Only the last n are decoded; the stand-in has no $slice projection to bound the
-        # transfer, and window adds keep the document the size of the window anyway.
-        snap = self._read(cid)
-        return [] if snap is None else [from_document(d) for d in snap.docs[-n:]]
+        found = self._read_last(cid, n, n)
+        return [] if found is None else [from_document(d) for d in merge(*found)[-n:]]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        snap = self._read(cid)
-        docs = () if snap is None else trim(snap.docs, non_system_limit)
-        return [from_document(d) for d in docs]
+        found = self._read_last(cid, non_system_limit, None)
+        return [] if found is None else [from_document(d) for d in merge(*found)]
+
+    def _read_last(
+        self, cid: str, n: int, systems: int | None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+        """The last ``systems`` (every one when None) system documents and the last ``n``
+        others, read with projections that fetch nothing more (plus, for a window longer
+        than the stored tail, the newest archive chunks by name)."""
+        projection = {
+            **_HEAD,
+            SYSTEMS: 1 if systems is None else last(SYSTEMS, systems),
+            MESSAGES: last(MESSAGES, n),
+        }
+        self._schema_check()
+        while True:
+            with translate_errors("read conversation"):
+                doc = self.collection.find_one({ID: cid}, projection)
+            if doc is None:
+                return None
+            _check(doc, cid, self.collection.name)
+            if doc.get(VERSION) != LAYOUT_VERSION:  # layout 1: systems are inline
+                snap = self._read(cid)
+                if snap is None:
+                    return None
+                sys_docs, tail = list(snap.systems), list(snap.tail)
+                return (sys_docs if systems is None else sys_docs[-systems:]), tail[-n:]
+            tail = list(doc.get(MESSAGES) or ())
+            archived = int(doc[ARCHIVED])
+            if len(tail) < n and archived:
+                older = self._read_chunks(cid, doc[REVISION], archived, n - len(tail))
+                if older is None:
+                    continue  # another write landed between the two reads: read again
+                tail = (older[1] + tail)[-n:]
+            return list(doc.get(SYSTEMS) or ()), tail
+
+    def _read_chunks(
+        self, cid: str, rev: Any, archived: int, need: int
+    ) -> tuple[int, list[dict[str, Any]]] | None:
+        """The newest archive chunks holding at least ``need`` documents, as (the index of
+        the first, their documents in order); None when the document is no longer ``rev``."""
+        first = max(0, archived - -(-need // CHUNK))
+        with translate_errors("read conversation"):
+            doc = self.collection.find_one(
+                {ID: cid, REVISION: rev}, {REVISION: 1, **chunks_projection(first, archived)}
+            )
+        if doc is None:
+            return None
+        return first, [d for k in range(first, archived) for d in doc.get(chunk_field(k)) or ()]
 
     # -- writes ------------------------------------------------------------------------
     def _save_all(self, cid: str, messages: list[Message]) -> None:
-        docs = [to_document(m, i) for i, m in enumerate(messages)]
+        systems, others = split(to_document(m, i) for i, m in enumerate(messages))
+        plan = layout(None, systems, others)
         rev = new_rev()
         update = {
-            "$set": conversation_fields(cid, rev, len(docs), docs),
+            "$set": {
+                **conversation_fields(
+                    cid, rev, len(messages), plan.systems, plan.tail, plan.archived
+                ),
+                ARCHIVE: _archive(plan.new_chunks),
+            },
             "$currentDate": {UPDATED_AT: True},
         }
         self._schema_check()
@@ -208,7 +293,17 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 self.collection.update_one({ID: cid}, update, upsert=True)
             except DuplicateKeyError:  # two first writes raced; the second is now an update
                 self.collection.update_one({ID: cid}, update, upsert=True)
-        self._snapshots.put(cid, Snapshot(rev, len(docs), tuple(docs)))
+        self._snapshots.put(
+            cid,
+            Snapshot(
+                rev,
+                len(messages),
+                tuple(plan.systems),
+                tuple(plan.tail),
+                plan.archived,
+                plan.archived,
+            ),
+        )
 
     def _delete(self, cid: str) -> None:
         self._snapshots.forget(cid)
@@ -218,46 +313,54 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._snapshots.forget(cid)
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
-        def change(snap: Snapshot | None) -> tuple[list[dict[str, Any]], int]:
-            old = () if snap is None else snap.docs
+        def change(snap: Snapshot | None) -> tuple[Layout, int]:
             start = 0 if snap is None else snap.next_position
-            new = [to_document(m, start + i) for i, m in enumerate(messages)]
-            docs = [*old, *new]
-            return (docs if trim_to is None else trim(docs, trim_to)), start + len(new)
+            systems, others = split(to_document(m, start + i) for i, m in enumerate(messages))
+            old_systems, old_tail = ((), ()) if snap is None else (snap.systems, snap.tail)
+            plan = layout(snap, [*old_systems, *systems], [*old_tail, *others], trim_to=trim_to)
+            return plan, start + len(messages)
 
-        self._mutate(cid, change, "append")
+        self._mutate(cid, change, "append", 0)
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
-        def change(snap: Snapshot | None) -> tuple[list[dict[str, Any]], int]:
-            old = () if snap is None else snap.docs
+        def change(snap: Snapshot | None) -> tuple[Layout, int]:
+            systems, tail = ((), ()) if snap is None else (snap.systems, snap.tail)
             start = 0 if snap is None else snap.next_position
-            edit = plan([from_document(d) for d in trim(old, non_system_limit)])
-            below = edit.delete_non_system_below
+            source = merge(systems, tail[-non_system_limit:])
+            edit = plan([from_document(d) for d in source])
+            gone, below = edit.delete_positions, edit.delete_non_system_below
+            kept_systems = [d for d in systems if d[POSITION] not in gone]
             kept = [
                 d
-                for d in old
-                if d[POSITION] not in edit.delete_positions
-                and not (below is not None and not is_system(d) and d[POSITION] < below)
+                for d in tail
+                if d[POSITION] not in gone and (below is None or d[POSITION] >= below)
             ]
-            new = [to_document(m, start + i) for i, m in enumerate(edit.append)]
-            return kept + new, start + len(new)
+            new_systems, new = split(to_document(m, start + i) for i, m in enumerate(edit.append))
+            # below is a position in the window read (or past it): every archived message,
+            # older than the whole tail, is under it and goes with the archive
+            drop = below is not None
+            return (
+                layout(snap, kept_systems + new_systems, kept + new, replace_archive=drop),
+                start + len(edit.append),
+            )
 
-        self._mutate(cid, change, "edit window")
+        self._mutate(cid, change, "edit window", non_system_limit)
 
     # -- compare-and-set machinery -------------------------------------------------------
-    def _mutate(self, cid: str, change: _Change, what: str) -> None:
-        """Apply ``change`` to the current document atomically (CAS on ``rev`` + retry)."""
+    def _mutate(self, cid: str, change: _Change, what: str, need: int) -> None:
+        """Apply ``change`` to the current document atomically (CAS on ``rev`` + retry);
+        the snapshot holds at least ``need`` non-system documents when the log has them."""
         snap = self._snapshots.get(cid)
-        stale = snap is None
+        stale = snap is None or (len(snap.tail) < need and snap.archived > 0)
 
         def attempt() -> bool | None:
             nonlocal snap, stale
             if stale:
-                snap = self._read(cid)
-            docs, next_position = change(snap)
-            if self._write(cid, snap, docs, next_position, what):
+                snap = self._read(cid, need)
+            plan, next_position = change(snap)
+            if self._write(cid, snap, plan, next_position, what):
                 return True
             stale = True  # another write won: start again from what the server holds
             self._snapshots.forget(cid)
@@ -266,29 +369,29 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         retry(attempt, attempts=MAX_ATTEMPTS, what=what, base_sleep=0.001)
 
     def _write(
-        self,
-        cid: str,
-        base: Snapshot | None,
-        docs: list[dict[str, Any]],
-        next_position: int,
-        what: str,
+        self, cid: str, base: Snapshot | None, plan: Layout, next_position: int, what: str
     ) -> bool:
-        """Write ``docs`` if the document is still ``base``; False when another write won."""
+        """Write ``plan`` if the document is still ``base``; False when another write won."""
         self._schema_check()
         with translate_errors(what):
-            if not docs:
+            if plan.empty:
                 self._snapshots.forget(cid)
                 if base is None:
                     return True
                 deleted = self.collection.delete_one({ID: cid, REVISION: base.rev})
                 return deleted.deleted_count == 1
             rev = new_rev()
-            fields = conversation_fields(cid, rev, next_position, docs)
+            fields = conversation_fields(
+                cid, rev, next_position, plan.systems, plan.tail, plan.archived
+            )
             if base is None:
                 try:  # matches no chatmem document: inserts, or fails on the _id index
                     inserted = self.collection.update_one(
                         {ID: cid, REVISION: {"$exists": False}},
-                        {"$setOnInsert": fields, "$currentDate": {UPDATED_AT: True}},
+                        {
+                            "$setOnInsert": {**fields, ARCHIVE: _archive(plan.new_chunks)},
+                            "$currentDate": {UPDATED_AT: True},
+                        },
                         upsert=True,
                     )
                 except DuplicateKeyError:
@@ -296,27 +399,68 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 if inserted.upserted_id is None:
                     raise SchemaError(foreign(cid, self.collection.name))
             else:
-                result = self.collection.update_one(
-                    {ID: cid, REVISION: base.rev},
-                    {"$set": fields, "$currentDate": {UPDATED_AT: True}},
-                )
+                if plan.replace_archive:
+                    fields[ARCHIVE] = _archive(plan.new_chunks)
+                else:
+                    fields.update({f"{ARCHIVE}.{k}": c for k, c in plan.new_chunks.items()})
+                update: dict[str, Any] = {"$set": fields, "$currentDate": {UPDATED_AT: True}}
+                if plan.unset_chunks:
+                    update["$unset"] = {f"{ARCHIVE}.{k}": "" for k in plan.unset_chunks}
+                result = self.collection.update_one({ID: cid, REVISION: base.rev}, update)
                 if result.matched_count != 1:
                     return False
-        self._snapshots.put(cid, Snapshot(rev, next_position, tuple(docs)))
+        self._snapshots.put(
+            cid,
+            Snapshot(
+                rev,
+                next_position,
+                tuple(plan.systems),
+                tuple(plan.tail),
+                plan.archived,
+                plan.archived,
+            ),
+        )
         return True
 
-    def _read(self, cid: str) -> Snapshot | None:
+    def _read(self, cid: str, need: int = 0) -> Snapshot | None:
+        """The snapshot a write starts from: head, systems and tail (never the archive,
+        unless the tail holds fewer than ``need`` and the newest chunks make them up)."""
         self._schema_check()
-        with translate_errors("read conversation"):
-            doc = self.collection.find_one({ID: cid}, _SNAPSHOT_FIELDS)
-        if doc is None:
-            self._snapshots.forget(cid)
-            return None
-        if REVISION not in doc or NEXT_POSITION not in doc:
-            raise SchemaError(foreign(cid, self.collection.name))
-        snap = Snapshot(doc[REVISION], int(doc[NEXT_POSITION]), tuple(doc.get(MESSAGES) or ()))
+        while True:
+            with translate_errors("read conversation"):
+                doc = self.collection.find_one({ID: cid}, _SNAPSHOT_FIELDS)
+            if doc is None:
+                self._snapshots.forget(cid)
+                return None
+            _check(doc, cid, self.collection.name)
+            rev, next_position = doc[REVISION], int(doc[NEXT_POSITION])
+            if doc.get(VERSION) != LAYOUT_VERSION:  # layout 1: one array, read whole once
+                systems, others = split(doc.get(MESSAGES) or ())
+                snap = Snapshot(rev, next_position, tuple(systems), tuple(others))
+                break
+            tail = tuple(doc.get(MESSAGES) or ())
+            archived = int(doc[ARCHIVED])
+            snap = Snapshot(
+                rev, next_position, tuple(doc.get(SYSTEMS) or ()), tail, archived, archived
+            )
+            if len(tail) < need and archived:
+                older = self._read_chunks(cid, rev, archived, need - len(tail))
+                if older is None:
+                    continue  # another write landed between the two reads: read again
+                first, docs = older
+                snap = snap._replace(tail=(*docs, *tail), archived=first)
+            break
         self._snapshots.put(cid, snap)
         return snap
+
+
+def _check(doc: dict[str, Any], cid: str, collection: str) -> None:
+    if REVISION not in doc or NEXT_POSITION not in doc:
+        raise SchemaError(foreign(cid, collection))
+
+
+def _archive(chunks: dict[int, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    return {str(k): c for k, c in chunks.items()}
 
 
 def _database_of(client: object, database_name: str | None) -> Database[Any]:

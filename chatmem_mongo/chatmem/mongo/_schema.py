@@ -5,17 +5,29 @@
     {
       "_id": <conversation id, str>,          # the lookup key (unique by construction)
       "conversation_id": <the same str>,      # readable name, first key of the position index
-      "v": 1,                                 # layout version
-      "rev": ObjectId,                        # new on every write: the compare-and-set token
+      "v": 2,                                 # layout version
+      "rev": int,                             # new on every write: the compare-and-set token
       "next_position": int,                   # the next position to assign
       "updated_at": Date,                     # server clock at the last write: the TTL field
-      "messages": [                           # oldest first, positions strictly increasing
-        {"position": int, "created_at": Date, "created_at_us": int64, "type": "USER",
-         "text": str|null, "metadata": {...}, "media": [...], "tool_calls": [...],
-         "responses": [...]},
-        ...
-      ]
+      "systems": [<message>, ...],            # every system message, oldest first
+      "messages": [<message>, ...],           # the newest non-system messages (the tail)
+      "archived": int,                        # how many archive chunks there are
+      "archive": {"0": [<message> x CHUNK], "1": [...], ...}   # older non-system messages
     }
+
+    <message> = {"position": int, "created_at": Date, "created_at_us": int64, "type": "USER",
+                 "text": str|null, "metadata": {...}, "media": [...], "tool_calls": [...],
+                 "responses": [...]}
+
+Positions increase along ``archive.0``, ``archive.1``, ..., ``messages``; systems carry their
+own positions, so the log is the merge of both by position. Every read names only what it
+needs: the window reads the systems plus the last N of ``messages`` (an expression
+projection), and a write reads the head, the systems and the tail, never the archive. The
+tail holds at least ``CHUNK`` messages whenever there is an archive, so a window of up to
+``CHUNK`` is served by the tail alone; a longer one adds the newest chunks by name.
+
+Layout 1 (every message, systems included, in ``messages``; no ``systems``/``archive``) is
+still read, in full, and rewritten as layout 2 by the next write.
 
 Indexes: ``(conversation_id, messages.position)`` for queries by position, and, when a TTL is
 configured, a TTL index on ``updated_at`` so an idle conversation expires whole. Indexes are
@@ -30,7 +42,7 @@ from typing import Any
 
 from pymongo import ASCENDING
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 
 ID = "_id"
 CONVERSATION_ID = "conversation_id"
@@ -39,6 +51,9 @@ REVISION = "rev"
 NEXT_POSITION = "next_position"
 UPDATED_AT = "updated_at"
 MESSAGES = "messages"
+SYSTEMS = "systems"
+ARCHIVE = "archive"
+ARCHIVED = "archived"
 
 POSITION = "position"
 CREATED_AT = "created_at"
@@ -52,15 +67,23 @@ TTL_INDEX: list[tuple[str, int]] = [(UPDATED_AT, ASCENDING)]
 
 
 def conversation_fields(
-    cid: str, rev: Any, next_position: int, messages: list[dict[str, Any]]
+    cid: str,
+    rev: Any,
+    next_position: int,
+    systems: list[dict[str, Any]],
+    tail: list[dict[str, Any]],
+    archived: int,
 ) -> dict[str, Any]:
-    """Every field of a conversation document except ``updated_at`` (set by the server)."""
+    """The head, systems and tail of a conversation document (not ``archive`` nor
+    ``updated_at``, which the server sets)."""
     return {
         CONVERSATION_ID: cid,
         VERSION: LAYOUT_VERSION,
         REVISION: rev,
         NEXT_POSITION: next_position,
-        MESSAGES: messages,
+        SYSTEMS: systems,
+        MESSAGES: tail,
+        ARCHIVED: archived,
     }
 
 
