@@ -20,6 +20,7 @@ nox.options.sessions = [
     "typecheck",
     "unit",
     "conformance",
+    "conformance_async",
     "conformance_tc",
     "integrations",
     "longterm",
@@ -79,6 +80,35 @@ def conformance(session: nox.Session, backend: str) -> None:
         *folders,
         "--backend",
         backend,
+        "-q",
+        "-rs",
+        *session.posargs,
+    )
+
+
+# every backend with an async twin (SQL Server and Oracle have none: no server here to test one)
+ASYNC_MATRIX = [
+    nox.param(python, backend, id=f"{backend}-{python}")
+    for backend in HARNESSES
+    if backend not in ("mssql", "oracle")
+    for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
+]
+
+
+@nox.session
+@nox.parametrize("python,backend", ASYNC_MATRIX)
+def conformance_async(session: nox.Session, backend: str) -> None:
+    """The shared suite against the backend's async twin (``--twin async``: every call runs
+    on one event loop), plus the async-only tests (cancellation, many tasks, loop lag)."""
+    extra, _ = BACKENDS.get(backend, (backend, ()))
+    _install(session, extra)
+    session.run(
+        "pytest",
+        "conformance_tests/test_suite.py",
+        "--backend",
+        backend,
+        "--twin",
+        "async",
         "-q",
         "-rs",
         *session.posargs,

@@ -5,7 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from chatmem.core import BaseChatMemoryRepository, InMemoryChatMemoryRepository
+from chatmem.core import (
+    AsyncBaseChatMemoryRepository,
+    AsyncInMemoryChatMemoryRepository,
+    BaseChatMemoryRepository,
+    InMemoryChatMemoryRepository,
+)
 
 from ..harness import Harness, ServerInfo, Unavailable, unique_suffix
 
@@ -16,6 +21,7 @@ class MemoryHarness(Harness):
     def __init__(self) -> None:
         self._shared: dict[str, InMemoryChatMemoryRepository] = {}
         self._lock = threading.Lock()
+        self._twins: dict[int, tuple[Any, AsyncInMemoryChatMemoryRepository]] = {}
 
     def start_local(self, workdir: Any) -> ServerInfo:
         return ServerInfo(product="chatmem InMemory", version="", url=None, route="embedded")
@@ -29,6 +35,18 @@ class MemoryHarness(Harness):
             return InMemoryChatMemoryRepository(**options)
         with self._lock:
             return self._shared.setdefault(namespace, InMemoryChatMemoryRepository(**options))
+
+    async def make_async_twin(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> AsyncBaseChatMemoryRepository:
+        """An in-process store has no URL: one async store per sync one (a namespace shared
+        by several sync repositories is one object, so its twin is shared too)."""
+        with self._lock:
+            held = self._twins.get(id(repository))
+            if held is None or held[0] is not repository:
+                held = (repository, AsyncInMemoryChatMemoryRepository())
+                self._twins[id(repository)] = held
+            return held[1]
 
     def cold_default_url(self, server: ServerInfo) -> str:
         raise Unavailable(

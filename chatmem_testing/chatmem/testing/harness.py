@@ -35,7 +35,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
-from chatmem.core import BaseChatMemoryRepository
+from chatmem.core import (
+    AsyncBaseChatMemoryRepository,
+    BaseChatMemoryRepository,
+    async_repository_from_url,
+)
 
 
 class Unavailable(Exception):
@@ -93,6 +97,21 @@ class Harness(ABC):
         """A repository with its schema initialised. Without namespace options (see
         ``namespace_options``) it gets a fresh namespace sharing no data with other tests;
         with them, several repositories share one namespace (the first-use race test)."""
+
+    async def make_async_twin(
+        self, server: ServerInfo, repository: BaseChatMemoryRepository
+    ) -> AsyncBaseChatMemoryRepository:
+        """The async twin of ``repository`` on the same data (for ``--twin async`` runs),
+        built on the running loop. The default opens ``connect_spec``'s URL and options with
+        ``async_repository_from_url``; in-process stores override this."""
+        spec = self.connect_spec(server, repository)
+        if spec is None:
+            raise Unavailable(
+                f"{self.name}: connect_spec gives no URL, so no async twin (override "
+                "make_async_twin)"
+            )
+        url, options = spec
+        return await async_repository_from_url(url, **options)
 
     def namespace_options(self) -> dict[str, Any]:
         """Options naming a fresh, not yet created namespace (table, prefix, labels...).

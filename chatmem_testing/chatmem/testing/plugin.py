@@ -17,13 +17,14 @@ import os
 import platform
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chatmem.core import BaseChatMemoryRepository, Capability
+from chatmem.core import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository, Capability
 
 from .capabilities import require_capability
 from .harness import (
@@ -35,6 +36,7 @@ from .harness import (
     testcontainers_image,
 )
 from .registry import HarnessNotFoundError, load_harness
+from .twins import TWINS, LoopThread, blocking_view, twin_from_env
 
 _STATE: dict[str, Any] = {}
 
@@ -45,6 +47,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--backend",
         default=os.environ.get("CHATMEM_BACKEND", "memory"),
         help="backend to test: a harness name registered in the chatmem.harnesses entry points",
+    )
+    group.addoption(
+        "--twin",
+        default=None,
+        choices=TWINS,
+        help="which twin the shared suite tests: sync (default) or async (through a blocking "
+        "view of the backend's async repository; env CHATMEM_TWIN)",
     )
     group.addoption(
         "--harness",
@@ -163,18 +172,74 @@ def _skip_or_fail(harness: Harness, reason: str) -> None:
     pytest.skip(message)
 
 
+def twin_of(config: pytest.Config) -> str:
+    """The twin this run tests: ``--twin`` or ``CHATMEM_TWIN`` (default ``sync``)."""
+    chosen = config.getoption("--twin")
+    return str(chosen) if chosen else twin_from_env()
+
+
+@pytest.fixture(scope="session")
+def twin(request: pytest.FixtureRequest) -> str:
+    """``"sync"`` or ``"async"``: which twin the shared suite is testing in this run."""
+    return twin_of(request.config)
+
+
+@pytest.fixture(scope="session")
+def twin_loop() -> Iterator[LoopThread]:
+    """The event loop (in a background thread) that blocking views of async twins run on."""
+    loop = LoopThread()
+    yield loop
+    loop.stop()
+
+
 @pytest.fixture
 def make_repository(
-    harness: Harness, server: ServerInfo
+    harness: Harness, server: ServerInfo, twin: str, request: pytest.FixtureRequest
 ) -> Iterator[Callable[..., BaseChatMemoryRepository]]:
+    """Build an isolated repository; in an async-twin run, a blocking view of the async twin
+    on the same data (the sync repository made the namespace and is what ``cleanup`` gets)."""
     made: list[BaseChatMemoryRepository] = []
+    views: list[Any] = []
+    loop: LoopThread | None = request.getfixturevalue("twin_loop") if twin == "async" else None
 
     def make(**options: Any) -> BaseChatMemoryRepository:
         repo = harness.make_repository(server, **options)
         made.append(repo)
-        return repo
+        if loop is None:
+            return repo
+        view = blocking_view(loop.run(harness.make_async_twin(server, repo)), loop, repo)
+        views.append(view)
+        return view  # type: ignore[return-value]  # registered as a virtual subclass
 
     yield make
+    for view in views:
+        if hasattr(view.twin, "close"):
+            view.close()
+    for repo in made:
+        harness.cleanup(server, repo)
+
+
+@pytest.fixture
+def async_twin(twin: str, harness: Harness, server: ServerInfo) -> Iterator[Callable[[], Any]]:
+    """``async with async_twin() as repo``: an async repository on a fresh namespace, built
+    and closed on the running loop (the sync repository that made it is cleaned up after)."""
+    if twin != "async":
+        pytest.skip("async-twin test: runs in the --twin async run")
+    made: list[BaseChatMemoryRepository] = []
+
+    @asynccontextmanager
+    async def open_twin() -> AsyncIterator[AsyncBaseChatMemoryRepository]:
+        repo = harness.make_repository(server)
+        made.append(repo)
+        built = await harness.make_async_twin(server, repo)
+        try:
+            yield built
+        finally:
+            close = getattr(built, "close", None)
+            if close is not None:
+                await close()
+
+    yield open_twin
     for repo in made:
         harness.cleanup(server, repo)
 
@@ -247,6 +312,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         info.label if info else f"not run: {_STATE.get('unavailable', 'no test used a server')}"
     )
     suite = " ".join(sorted({a.split("::")[0].rstrip("/") for a in config.args})) or "."
+    twin = twin_of(config)
+    if twin != "sync":
+        suite = f"{suite} (async twin)"
     row = {
         "suite": suite,
         "backend": backend,
@@ -264,7 +332,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     (out_dir / f"{backend}-py{platform.python_version()}-{tag}.json").write_text(json.dumps(row))
     terminalreporter.write_sep("=", "chatmem conformance summary")
     terminalreporter.write_line(
-        f"backend={backend} python={row['python']} server={ran_against} "
+        f"backend={backend} twin={twin} python={row['python']} server={ran_against} "
         f"route={row['route'] or '-'} image={row['image'] or '-'} "
         f"passed={counts['passed']} failed={counts['failed']} skipped={counts['skipped']} "
         f"errors={counts['error']} xfailed={counts['xfailed']} xpassed={counts['xpassed']}"

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from . import (
+    test_async,
     test_concurrency,
     test_contract,
     test_default_path,
@@ -33,6 +34,7 @@ MODULES: tuple[ModuleType, ...] = (
     test_ttl,
     test_search,
     test_labels,
+    test_async,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import threading
 from collections.abc import Callable
@@ -12,15 +13,18 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
+    AsyncMessageWindowChatMemory,
     BaseChatMemoryRepository,
     Message,
     MessageWindowChatMemory,
     SystemMessage,
     UserMessage,
+    async_repository_from_url,
     repository_from_url,
 )
 
 from ..harness import Harness, ServerInfo
+from ..twins import sync_of
 
 Repo = BaseChatMemoryRepository
 THREADS = 8
@@ -166,7 +170,24 @@ def test_first_use_is_race_safe(
     )
 
 
-def _process_worker(url: str, options: dict[str, Any], worker: str, adds: int, window: int) -> None:
+async def _aprocess_worker(
+    url: str, options: dict[str, Any], worker: str, adds: int, window: int
+) -> None:
+    repo = await async_repository_from_url(url, **options)
+    memory = AsyncMessageWindowChatMemory(repo, max_messages=window)
+    for n in range(adds):
+        await memory.add("processes", UserMessage(f"{worker}:{n}"))
+    close = getattr(repo, "close", None)
+    if close is not None:
+        await close()
+
+
+def _process_worker(
+    url: str, options: dict[str, Any], worker: str, adds: int, window: int, twin: str
+) -> None:
+    if twin == "async":  # each process runs the async twin on its own loop
+        asyncio.run(_aprocess_worker(url, options, worker, adds, window))
+        return
     repo = repository_from_url(url, **options)
     memory = MessageWindowChatMemory(repo, max_messages=window)
     for n in range(adds):
@@ -174,9 +195,9 @@ def _process_worker(url: str, options: dict[str, Any], worker: str, adds: int, w
 
 
 def test_concurrent_window_adds_from_processes_lose_nothing(
-    harness: Harness, server: ServerInfo, repository: Repo
+    harness: Harness, server: ServerInfo, repository: Repo, twin: str
 ) -> None:
-    spec = harness.connect_spec(server, repository)
+    spec = harness.connect_spec(server, sync_of(repository))
     if spec is None:
         pytest.skip(f"{harness.name} is an in-process store: other processes cannot reach it")
     url, options = spec
@@ -184,7 +205,8 @@ def test_concurrent_window_adds_from_processes_lose_nothing(
     window = 4 * 30 + 10
     ctx = multiprocessing.get_context("spawn")
     procs = [
-        ctx.Process(target=_process_worker, args=(url, options, w, 30, window)) for w in workers
+        ctx.Process(target=_process_worker, args=(url, options, w, 30, window, twin))
+        for w in workers
     ]
     for p in procs:
         p.start()

@@ -6,10 +6,15 @@ the same moment, then adds through ``MessageWindowChatMemory``. Afterwards nothi
 nothing is duplicated and each writer's order is kept. First-use races are rare events
 (one trial in a dozen, or fewer), so each scenario runs for many fresh cold namespaces:
 ``Harness.default_path_rounds`` gives (thread rounds, process rounds) per backend.
+
+In an async-twin run (``--twin async``) the same scenarios use
+``async_repository_from_url(url)`` and ``AsyncMessageWindowChatMemory``: the "threads" are
+concurrent tasks on one event loop, each process runs its own loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import threading
 from typing import Any
@@ -17,9 +22,11 @@ from typing import Any
 import pytest
 
 from chatmem.core import (
+    AsyncMessageWindowChatMemory,
     BaseChatMemoryRepository,
     MessageWindowChatMemory,
     UserMessage,
+    async_repository_from_url,
     repository_from_url,
 )
 
@@ -41,9 +48,34 @@ def _close(repo: BaseChatMemoryRepository) -> None:
         close()
 
 
-def _write(url: str, worker: str, barrier: Any) -> None:
+async def _awrite(url: str, worker: str) -> None:
+    """The async writer: build the async twin from the URL, add, close."""
+    repo = await async_repository_from_url(url)
+    try:
+        memory = AsyncMessageWindowChatMemory(repo, max_messages=WINDOW)
+        for n in range(ADDS):
+            await memory.add(SHARED, UserMessage(f"{worker}:{n}"))
+        await memory.add(f"own-{worker}", UserMessage(f"{worker}:own"))
+    finally:
+        close = getattr(repo, "close", None)
+        if close is not None:
+            await close()
+
+
+async def _awrite_all(url: str, workers: list[str]) -> list[str]:
+    """Every writer as a task on this loop, all started together; their errors."""
+    results = await asyncio.gather(*(_awrite(url, w) for w in workers), return_exceptions=True)
+    return [
+        f"{w}: {r!r}" for w, r in zip(workers, results, strict=True) if isinstance(r, BaseException)
+    ]
+
+
+def _write(url: str, worker: str, barrier: Any, twin: str = "sync") -> None:
     """What one writer does: wait for the others, build from the URL, add, close."""
     barrier.wait(BARRIER_SECONDS)
+    if twin == "async":
+        asyncio.run(_awrite(url, worker))
+        return
     repo = repository_from_url(url)
     try:
         memory = MessageWindowChatMemory(repo, max_messages=WINDOW)
@@ -61,9 +93,9 @@ def _thread_writer(url: str, worker: str, barrier: Any, errors: list[str]) -> No
         errors.append(f"{worker}: {exc!r}")
 
 
-def _process_writer(url: str, worker: str, barrier: Any, errors: Any) -> None:
+def _process_writer(url: str, worker: str, barrier: Any, errors: Any, twin: str) -> None:
     try:
-        _write(url, worker, barrier)
+        _write(url, worker, barrier, twin)
     except BaseException as exc:  # reported to the parent, which fails the test with it
         errors.put(f"{worker}: {exc!r}")
         raise
@@ -106,14 +138,21 @@ def _cold_url(harness: Harness, server: ServerInfo, made: list[str]) -> str:
 
 
 def test_cold_default_path_from_threads_loses_nothing(
-    harness: Harness, server: ServerInfo, cold_urls: list[str]
+    harness: Harness, server: ServerInfo, cold_urls: list[str], twin: str
 ) -> None:
     rounds, _ = harness.default_path_rounds
     workers = [f"t{i}" for i in range(THREADS)]
     for round_no in range(rounds):
         url = _cold_url(harness, server, cold_urls)
+        if twin == "async":
+            errors = asyncio.run(_awrite_all(url, workers))
+            assert not errors, f"round {round_no}: {len(errors)} tasks failed, e.g. {errors[0]}"
+            _check(url, workers, round_no)
+            harness.cleanup_cold_default(server, url)
+            cold_urls.remove(url)
+            continue
         barrier = threading.Barrier(THREADS)
-        errors: list[str] = []
+        errors = []
 
         threads = [
             threading.Thread(target=_thread_writer, args=(url, w, barrier, errors)) for w in workers
@@ -130,7 +169,7 @@ def test_cold_default_path_from_threads_loses_nothing(
 
 @pytest.mark.multiprocess
 def test_cold_default_path_from_processes_loses_nothing(
-    harness: Harness, server: ServerInfo, cold_urls: list[str]
+    harness: Harness, server: ServerInfo, cold_urls: list[str], twin: str
 ) -> None:
     _, rounds = harness.default_path_rounds
     workers = [f"p{i}" for i in range(PROCESSES)]
@@ -140,7 +179,8 @@ def test_cold_default_path_from_processes_loses_nothing(
         barrier = ctx.Barrier(PROCESSES)
         errors = ctx.Queue()
         procs = [
-            ctx.Process(target=_process_writer, args=(url, w, barrier, errors)) for w in workers
+            ctx.Process(target=_process_writer, args=(url, w, barrier, errors, twin))
+            for w in workers
         ]
         for p in procs:
             p.start()

@@ -1,0 +1,133 @@
+"""Run the shared (blocking) suite against an async twin: a loop in a background thread and
+a blocking view of an async repository that runs every call there.
+
+``--twin async`` (or ``CHATMEM_TWIN=async``) makes the plugin hand every test a
+``BlockingView`` of the backend's async repository instead of the sync one. Calls from many
+test threads become concurrent tasks on the one loop, so the concurrency tests exercise the
+async twin's own locking, compare-and-set and retries. This is test tooling only: the product
+never hides a loop or a thread pool behind its async API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from chatmem.core import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
+
+T = TypeVar("T")
+TWINS = ("sync", "async")
+
+
+def twin_from_env() -> str:
+    """``CHATMEM_TWIN``: ``sync`` (the default) or ``async``."""
+    twin = os.environ.get("CHATMEM_TWIN", "sync").strip().lower() or "sync"
+    if twin not in TWINS:
+        raise ValueError(f"CHATMEM_TWIN must be one of {', '.join(TWINS)}, not {twin!r}")
+    return twin
+
+
+class LoopThread:
+    """An event loop running forever in a daemon thread; ``run(coro)`` blocks for its result."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="twin")
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("LoopThread.run called from its own loop (would deadlock)")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+async def _collect(iterator: Any) -> list[Any]:
+    return [item async for item in iterator]
+
+
+class BlockingView:
+    """The async repository ``twin`` seen through the sync API: every coroutine method
+    (public or hook) runs on ``loop`` and blocks for its result; async iterators are read
+    whole; everything else (``config``, ``capabilities``...) is the twin's own attribute."""
+
+    def __init__(
+        self,
+        twin: AsyncBaseChatMemoryRepository,
+        loop: LoopThread,
+        sync: BaseChatMemoryRepository | None = None,
+    ) -> None:
+        self.__dict__["twin"] = twin
+        self.__dict__["_loop"] = loop
+        self.__dict__["sync"] = sync
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.twin, name)
+        loop: LoopThread = self._loop
+        if inspect.iscoroutinefunction(value):
+
+            @functools.wraps(value)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                return loop.run(value(*args, **kwargs))
+
+            return call
+        if inspect.isasyncgenfunction(value):
+
+            @functools.wraps(value)
+            def gather(*args: Any, **kwargs: Any) -> Any:
+                return iter(loop.run(_collect(value(*args, **kwargs))))
+
+            return gather
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a test spying on a hook (monkeypatch.setattr(repo, "_load_window", spy)) replaces
+        # the view's blocking wrapper; the twin keeps its own
+        self.__dict__[name] = value
+
+    def __repr__(self) -> str:
+        return f"BlockingView({self.twin!r})"
+
+
+BaseChatMemoryRepository.register(BlockingView)
+_VIEW_CLASSES: dict[type, type[BlockingView]] = {}
+
+
+def sync_of(repository: Any) -> Any:
+    """The sync repository behind a ``BlockingView`` (the one the harness made, for
+    ``connect_spec`` and ``cleanup``); any other repository is returned as it is."""
+    if isinstance(repository, BlockingView) and repository.sync is not None:
+        return repository.sync
+    return repository
+
+
+def blocking_view(
+    twin: AsyncBaseChatMemoryRepository,
+    loop: LoopThread,
+    sync: BaseChatMemoryRepository | None = None,
+) -> BlockingView:
+    """A ``BlockingView`` whose class carries the twin's ``capabilities`` and a name saying
+    what it wraps (``type(repo).capabilities`` and ``type(repo).__name__`` read right)."""
+    cls = type(twin)
+    view_cls = _VIEW_CLASSES.get(cls)
+    if view_cls is None:
+        view_cls = type(
+            f"BlockingView[{cls.__name__}]",
+            (BlockingView,),
+            {
+                "capabilities": cls.capabilities,
+                "max_conversation_id_length": cls.max_conversation_id_length,
+            },
+        )
+        _VIEW_CLASSES[cls] = view_cls
+    return view_cls(twin, loop, sync)
