@@ -25,6 +25,10 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+from cassandra.cluster import ResponseFuture, ResultSet
+from cassandra.protocol import PrepareMessage
+from cassandra.query import PreparedStatement
+
 _NO_PAGE: Any = object()
 
 
@@ -67,9 +71,6 @@ class AsyncResultSet:
     """One page at a time of a query's result (the driver's ``ResultSet``, awaited)."""
 
     def __init__(self, future: Any, pager: _Pager, page: Any) -> None:
-        from cassandra.cluster import ResultSet
-
-        self._result_set = ResultSet
         self.response_future = future
         self._pager = pager
         self._page = ResultSet(future, page)
@@ -99,11 +100,11 @@ class AsyncResultSet:
     async def fetch_next_page(self) -> None:
         """Replace the current page with the next one (empty when there is none)."""
         if not self.response_future.has_more_pages:
-            self._page = self._result_set(self.response_future, [])
+            self._page = ResultSet(self.response_future, [])
             return
         waiter = self._pager.arm()
         self.response_future.start_fetching_next_page()
-        self._page = self._result_set(self.response_future, await waiter)
+        self._page = ResultSet(self.response_future, await waiter)
 
 
 async def execute(
@@ -121,10 +122,6 @@ async def execute(
 async def prepare(session: Any, query: str) -> Any:
     """``session.prepare`` awaited: the same steps, with the response awaited instead of
     blocked on, and the other hosts prepared by the driver's executor."""
-    from cassandra.cluster import ResponseFuture, ResultSet
-    from cassandra.protocol import PrepareMessage
-    from cassandra.query import PreparedStatement
-
     loop = asyncio.get_running_loop()
     future = ResponseFuture(
         session, PrepareMessage(query=query, keyspace=None), None, session.default_timeout

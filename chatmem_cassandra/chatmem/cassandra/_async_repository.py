@@ -15,6 +15,7 @@ thread, once (see ``_aio``).
 
 from __future__ import annotations
 
+import asyncio  # sync: import threading
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -94,6 +95,7 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
         self._prepared: dict[str, Any] = {}
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
+        self._prepare_lock = asyncio.Lock()
         self._decoder = Decoder()
         self._schema_check = AsyncSchemaCheck(self._missing_schema, "the Cassandra cluster")
         if ASYNC:  # no I/O in a constructor: the first call creates the schema
@@ -163,16 +165,20 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
     async def _ps(self, name: str) -> Any:
         await self._schema_check()
         prepared = self._prepared.get(name)
-        if prepared is None:
-            from cassandra import ConsistencyLevel
+        if prepared is not None:
+            return prepared
+        async with self._prepare_lock:  # many first callers prepare each statement once
+            prepared = self._prepared.get(name)
+            if prepared is None:
+                from cassandra import ConsistencyLevel
 
-            with translate_errors(f"preparing {name}"):
-                prepared = await prepare(self._session, getattr(self._cql, name))
-            prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
-            prepared.serial_consistency_level = getattr(
-                ConsistencyLevel, self.config.serial_consistency
-            )
-            self._prepared[name] = prepared
+                with translate_errors(f"preparing {name}"):
+                    prepared = await prepare(self._session, getattr(self._cql, name))
+                prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
+                prepared.serial_consistency_level = getattr(
+                    ConsistencyLevel, self.config.serial_consistency
+                )
+                self._prepared[name] = prepared
         return prepared
 
     async def _run(

@@ -92,6 +92,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._prepared: dict[str, Any] = {}
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
+        self._prepare_lock = threading.Lock()
         self._decoder = Decoder()
         self._schema_check = SchemaCheck(self._missing_schema, "the Cassandra cluster")
         if self.config.initialize_schema == "always":
@@ -156,16 +157,20 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _ps(self, name: str) -> Any:
         self._schema_check()
         prepared = self._prepared.get(name)
-        if prepared is None:
-            from cassandra import ConsistencyLevel
+        if prepared is not None:
+            return prepared
+        with self._prepare_lock:  # many first callers prepare each statement once
+            prepared = self._prepared.get(name)
+            if prepared is None:
+                from cassandra import ConsistencyLevel
 
-            with translate_errors(f"preparing {name}"):
-                prepared = prepare(self._session, getattr(self._cql, name))
-            prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
-            prepared.serial_consistency_level = getattr(
-                ConsistencyLevel, self.config.serial_consistency
-            )
-            self._prepared[name] = prepared
+                with translate_errors(f"preparing {name}"):
+                    prepared = prepare(self._session, getattr(self._cql, name))
+                prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
+                prepared.serial_consistency_level = getattr(
+                    ConsistencyLevel, self.config.serial_consistency
+                )
+                self._prepared[name] = prepared
         return prepared
 
     def _run(
