@@ -347,3 +347,32 @@ def test_a_write_timeout_is_backend_unavailable(repository: Any, server: ServerI
             assert time.monotonic() - start < 10
 
     run(main)
+
+
+def test_a_table_not_open_yet_is_prepared_again(
+    server: ServerInfo, made: list[Repo], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A racing ``CREATE TABLE IF NOT EXISTS`` may return before the winner's table is open:
+    the node answers ``Unknown CF <id>`` for a moment, and preparing is tried again."""
+    from cassandra.cluster import NoHostAvailable
+
+    from chatmem.cassandra import _async_repository
+
+    failures = [2]
+
+    async def flaky(session: Any, query: str) -> Any:
+        if failures[0]:
+            failures[0] -= 1
+            raise NoHostAvailable("no host", {"h": "Server error: Unknown CF 1234"})
+        return await _aio.prepare(session, query)
+
+    monkeypatch.setattr(_async_repository, "prepare", flaky)
+    repo = on_session(server)
+    made.append(repo)
+
+    async def main() -> None:
+        await repo.append("n", UserMessage("after two refusals"))
+        assert await repo.find_by_conversation_id("n") == [UserMessage("after two refusals")]
+
+    run(main)
+    assert failures == [0]

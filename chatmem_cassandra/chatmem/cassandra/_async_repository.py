@@ -41,7 +41,7 @@ from ._async_ddl import ensure_schema
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
-from ._errors import translate_errors
+from ._errors import table_not_ready, translate_errors
 from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
 from ._schema import Statements, missing_schema, schema_cql, statements
 
@@ -55,6 +55,9 @@ MAX_BACKOFF = 0.5
 """Longest jittered pause between tries (seconds): a lightweight transaction takes several
 round trips, so 16 writers on one conversation need pauses longer than core's 50 ms default
 to spread out instead of colliding again (measured: 100 tries ran out at 50 ms)."""
+PREPARE_ATTEMPTS = 20
+"""Tries of preparing a statement on a table another client has just created (see
+``table_not_ready``)."""
 KNOWN_CONVERSATIONS = 4096
 """How many conversations' guards the repository remembers (least recently used go first)."""
 
@@ -172,13 +175,20 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
             if prepared is None:
                 from cassandra import ConsistencyLevel
 
+                cql = getattr(self._cql, name)
                 with translate_errors(f"preparing {name}"):
-                    prepared = await prepare(self._session, getattr(self._cql, name))
-                prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
-                prepared.serial_consistency_level = getattr(
+                    fresh: Any = await async_retry(
+                        lambda: prepare(self._session, cql),
+                        attempts=PREPARE_ATTEMPTS,
+                        what=f"preparing {name} (its table was not open yet)",
+                        max_sleep=MAX_BACKOFF,
+                        retry_on=table_not_ready,
+                    )
+                fresh.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
+                fresh.serial_consistency_level = getattr(
                     ConsistencyLevel, self.config.serial_consistency
                 )
-                self._prepared[name] = prepared
+                self._prepared[name] = prepared = fresh
         return prepared
 
     async def _run(
