@@ -27,9 +27,12 @@ nox.options.sessions = [
     "longterm_browser",
     "kit",
     "docs",
+    "bench_smoke",
 ]
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
+RUFF = "ruff==0.17.6"
 MAIN_PYTHON = "3.11"
 EVERY_PYTHON = ("memory", "sqlite")
 
@@ -189,6 +192,8 @@ def reliability(session: nox.Session, backend: str) -> None:
 FRAMEWORKS = "langchain,llamaindex,langgraph"
 # LangGraph's checkpointer conformance suite (a test dependency, not an extra)
 FRAMEWORK_TESTS = ["langgraph-checkpoint-conformance==0.0.2"]
+# the OpenTelemetry SDK's in-memory exporter and reader capture what chatmem emits
+OTEL_TESTS = ["opentelemetry-sdk>=1.20"]
 INTEGRATION_BACKENDS = ["postgres", "redis"]
 
 
@@ -196,8 +201,9 @@ INTEGRATION_BACKENDS = ["postgres", "redis"]
 def unit(session: nox.Session) -> None:
     """Core tests needing no server: window rule, codec, validation, CLI, data transfer, and
     the LangChain/LlamaIndex conversions and adapters on the in-memory store and SQLite."""
-    _install(session, f"sqlite,{FRAMEWORKS}")
-    session.install(*FRAMEWORK_TESTS)
+    _install(session, f"sqlite,{FRAMEWORKS},otel")
+    # test_unasync checks the generated twins with the pinned ruff; the SDK captures spans
+    session.install(*FRAMEWORK_TESTS, RUFF, *OTEL_TESTS)
     session.run(
         "pytest",
         "chatmem_core/tests",
@@ -216,24 +222,21 @@ def integrations(session: nox.Session, backend: str) -> None:
     """The framework adapters, LlamaIndex stores, LangGraph saver and store, and Spring AI
     advisors against a server backend too (vector stores: Redis with the redis backend,
     pgvector on its own server with the postgres one)."""
-    _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS}")
-    session.install(*FRAMEWORK_TESTS)
+    _install(session, f"{BACKENDS[backend][0]},{FRAMEWORKS},otel")
+    session.install(*FRAMEWORK_TESTS, *OTEL_TESTS)
     session.run(
         "pytest",
         "chatmem_core/tests/test_adapters.py",
         "chatmem_core/tests/test_llamaindex_stores.py",
         "chatmem_core/tests/test_spring_advisors.py",
         "chatmem_core/tests/test_langgraph.py",
+        "chatmem_core/tests/test_observability.py",
         "--backend",
         backend,
         "-q",
         "-rs",
         *session.posargs,
     )
-
-
-# pinned: scripts/unasync.py formats the generated sync twins with it, and --check compares
-RUFF = "ruff==0.17.6"
 
 
 @nox.session(python=MAIN_PYTHON)
@@ -316,11 +319,41 @@ def docs(session: nox.Session) -> None:
     session.run("pytest", "docs/test_examples.py", "-q", "-rs", *session.posargs)
 
 
+# Peer contenders and the plot, installed in the bench sessions only (never in an extra).
+BENCH_PEERS = [
+    "langchain-community",
+    "langchain-postgres",
+    "langchain-redis",
+    "langchain-mongodb",
+    "langchain-neo4j",
+    "cassio",
+    "llama-index-storage-chat-store-sqlite",
+    "llama-index-storage-chat-store-postgres",
+    "llama-index-storage-chat-store-redis",
+    "llama-index-storage-chat-store-mongo",
+]
+BENCH_TOOLS = ["matplotlib>=3.8"]
+
+
 @nox.session(python=MAIN_PYTHON)
 def bench(session: nox.Session) -> None:
-    """Turns/s of chatmem vs the bare driver (not a test): nox -s bench -- sqlite postgres ..."""
-    session.install("-e", ".[all,test]")
-    session.run("python", "-m", "benchmarks.run", *(session.posargs or ["sqlite"]))
+    """Turns/s of chatmem vs its bare-driver floor and its peers (not a test), one run:
+    nox -s bench -- sqlite postgres ... [--quick] [--async]; a full run then redraws the plot
+    and the tables in README and docs/performance.md from benchmarks/results/latest.json."""
+    session.install("-e", ".[all,test]", *BENCH_PEERS, *BENCH_TOOLS)
+    args = session.posargs or ["sqlite"]
+    if "--quick" in args and not any(a.startswith("--out") for a in args):
+        args = [*args, "--out", ".work/bench/quick.json"]  # a smoke run never replaces latest
+    session.run("python", "-m", "benchmarks.run", *args)
+    if "--quick" not in args:
+        session.run("python", "-m", "benchmarks.report")
+
+
+@nox.session(python=MAIN_PYTHON)
+def bench_smoke(session: nox.Session) -> None:
+    """The bench's own test: a quick run on SQLite and memory, its results file checked."""
+    session.install("-e", ".[sqlite,test]", *BENCH_TOOLS)
+    session.run("pytest", "benchmarks/test_bench.py", "-q", "-rs", *session.posargs)
 
 
 @nox.session(python=False)

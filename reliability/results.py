@@ -20,6 +20,7 @@ COLUMNS = {
     "scale_threads": "scale: threads",
     "scale_processes": "scale: processes",
     "corpus": "bad-input corpus",
+    "async loop lag": "async twin at +100 ms (loop never blocked)",
 }
 ORDER = ["memory", "sqlite", "postgres", "mariadb", "redis", "mongo", "cassandra", "neo4j"]
 

@@ -19,8 +19,9 @@ The transform works on tokens, so code, strings and comments keep their layout:
   after the colon drops the line).
 
 The result goes through ``ruff check --fix`` (import order, ``__all__`` order, ``yield
-from``, and imports that only the async branch used are removed) and ``ruff format``, so it
-reads like hand-written code.
+from``, imports that only the async branch used are removed, and a ``with`` nested in
+another only because the inner one was an ``async with`` is merged into it) and ``ruff
+format``, so it reads like hand-written code.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = "chatmem_*/chatmem/**/_async_*.py"
-FIXES = "I,F401,RUF022,UP028"
+FIXES = "I,F401,RUF022,UP028,SIM117"
 
 NAMES: dict[str, str] = {
     "__aenter__": "__enter__",
@@ -228,8 +229,17 @@ def generate(source: Path) -> str:
             cwd=ROOT,
             check=False,
         )
-        if done.returncode != 0:
-            sys.exit(f"unasync: ruff {args[0]} failed on {target}:\n{done.stderr}")
+        if done.returncode != 0:  # --quiet hides the reason (a syntax error): ask again
+            loud = [a for a in args if a not in ("-q", "--quiet")]
+            why = subprocess.run(
+                [ruff, *loud, "--stdin-filename", target, "-"],
+                input=header + body,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                check=False,
+            ).stderr
+            sys.exit(f"unasync: ruff {args[0]} failed on {target}:\n{why}")
         body, header = done.stdout, ""
     return body
 

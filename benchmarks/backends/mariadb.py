@@ -1,29 +1,34 @@
 """The bare-driver floor for MariaDB: PyMySQL, one autocommit connection.
 
-The least work a hand-written MariaDB store does: one autocommit ``INSERT`` per message (one
-round trip each, as in a chat turn the assistant reply arrives after the model call) with a
-client-side sequence number, and the last 20 by ``(cid, seq)`` through the primary key. No
-pool, no ping, no positions from the store, no window rule, no concurrency guard.
+Same durability as chatmem (the same server and InnoDB settings, one commit per append),
+store-assigned order (``AUTO_INCREMENT``), the same JSON payload in a ``LONGTEXT`` column
+(MariaDB's ``JSON`` is that type), and the window of 20 through a ``(cid, id)`` index,
+decoded with ``json.loads``. No pool, no conversation row, no concurrency guard beyond the
+auto-increment.
 """
 
+# WINDOW is this module's own int constant; every value is a bind parameter.
+# ruff: noqa: S608
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
+from benchmarks._workload import WINDOW, Floor, payload
+from chatmem.core import Message
 from conformance_tests.harness import ServerInfo
 
-USER = "What is the weather like in Lisbon next week?"
-ASSISTANT = "Sunny and about 22 degrees, with a light breeze."
 CREATE = (
-    "CREATE TABLE IF NOT EXISTS bench_floor (cid VARBINARY(1020) NOT NULL, seq BIGINT NOT NULL,"
-    " role VARCHAR(16) NOT NULL, content LONGTEXT CHARACTER SET utf8mb4 NOT NULL,"
-    " PRIMARY KEY (cid, seq))"
+    "CREATE TABLE IF NOT EXISTS bench_floor (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+    " cid VARBINARY(1020) NOT NULL, payload LONGTEXT CHARACTER SET utf8mb4 NOT NULL,"
+    " KEY bench_floor_window (cid, id))"
 )
-INSERT = "INSERT INTO bench_floor VALUES (%s, %s, %s, %s)"
-LAST_20 = "SELECT role, content FROM bench_floor WHERE cid = %s ORDER BY seq DESC LIMIT 20"
+INSERT = "INSERT INTO bench_floor (cid, payload) VALUES (%s, %s)"
+LAST = f"SELECT payload FROM bench_floor WHERE cid = %s ORDER BY id DESC LIMIT {WINDOW}"
 
 
-class MariadbFloor:
+class MariadbFloor(Floor):
     def __init__(self, server: ServerInfo) -> None:
         import pymysql
         import sqlalchemy as sa
@@ -41,29 +46,20 @@ class MariadbFloor:
         )
         self.cur = self.db.cursor()
         self.cur.execute(CREATE)
-        self.next: dict[str, int] = {}
 
-    def seed(self, cid: str, h: int) -> None:
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
         key = cid.encode()
         self.cur.execute("DELETE FROM bench_floor WHERE cid = %s", (key,))
-        rows = [(key, i, "user" if i % 2 else "assistant", f"seed message {i}") for i in range(h)]
         self.db.begin()
-        self.cur.executemany(INSERT, rows)
+        self.cur.executemany(INSERT, [(key, payload(m)) for m in messages])
         self.db.commit()
-        self.next[cid] = h
 
-    def _append(self, cid: str, role: str, content: str) -> None:
-        seq = self.next[cid]
-        self.cur.execute(INSERT, (cid.encode(), seq, role, content))
-        self.next[cid] = seq + 1
-
-    def turn(self, cid: str) -> None:
-        self._append(cid, "user", USER)
-        self._append(cid, "assistant", ASSISTANT)
-        self.cur.execute(LAST_20, (cid.encode(),))
-        rows = list(self.cur.fetchall())
-        rows.reverse()
-        assert len(rows) <= 20
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        key = cid.encode()
+        self.cur.execute(INSERT, (key, payload(user)))
+        self.cur.execute(INSERT, (key, payload(reply)))
+        self.cur.execute(LAST, (key,))
+        return [json.loads(r[0]) for r in reversed(self.cur.fetchall())]
 
     def close(self) -> None:
         self.cur.execute("DROP TABLE IF EXISTS bench_floor")

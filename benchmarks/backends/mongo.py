@@ -1,24 +1,24 @@
 """The bare-driver floor for MongoDB: pymongo, one document per message.
 
-The least work a hand-written MongoDB store does (Spring AI's and LangChain's layout): an
-``insert_one`` per message (one round trip each, as in a chat turn the assistant reply
-arrives after the model call) with a client-side sequence number, and ``find`` the last 20 by
-``(cid, seq)`` through its compound index. No positions from the store, no atomic window rule,
-no concurrency guard. (``$push`` with ``$slice`` on one document would be fewer bytes, but
-the nx-27017 stand-in stores pushed documents as JSON strings, so it is no floor there.)
+Same durability as chatmem (the same server, the default write concern), the same JSON
+payload (``message_to_dict``, as a sub-document), and ``find`` of the last 20 by
+``(cid, seq)`` through its compound index. The one place it does less than chatmem: MongoDB
+has no store-assigned sequence in one round trip (a counter costs a second one per message,
+and ``$push`` is unusable on the nx-27017 stand-in), so ``seq`` is counted by this client,
+which is correct for one writer only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from benchmarks._workload import WINDOW, Floor
+from chatmem.core import Message, message_to_dict
 from conformance_tests.harness import ServerInfo
 
-USER = {"role": "user", "content": "What is the weather like in Lisbon next week?"}
-ASSISTANT = {"role": "assistant", "content": "Sunny and about 22 degrees, with a light breeze."}
 
-
-class MongoFloor:
+class MongoFloor(Floor):
     def __init__(self, server: ServerInfo) -> None:
         from pymongo import ASCENDING, MongoClient
 
@@ -28,32 +28,23 @@ class MongoFloor:
         self.messages.create_index([("cid", ASCENDING), ("seq", ASCENDING)])
         self.next: dict[str, int] = {}
 
-    def seed(self, cid: str, h: int) -> None:
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
         self.messages.delete_many({"cid": cid})
-        rows = [
-            {
-                "cid": cid,
-                "seq": i,
-                "role": "user" if i % 2 == 0 else "assistant",
-                "content": f"seed message {i}",
-            }
-            for i in range(h)
-        ]
-        for i in range(0, h, 1000):
+        rows = [{"cid": cid, "seq": i, "m": message_to_dict(m)} for i, m in enumerate(messages)]
+        for i in range(0, len(rows), 1000):
             self.messages.insert_many(rows[i : i + 1000])
-        self.next[cid] = h
+        self.next[cid] = len(rows)
 
-    def _append(self, cid: str, message: dict[str, str]) -> None:
+    def _append(self, cid: str, message: Message) -> None:
         seq = self.next[cid]
-        self.messages.insert_one({"cid": cid, "seq": seq, **message})
+        self.messages.insert_one({"cid": cid, "seq": seq, "m": message_to_dict(message)})
         self.next[cid] = seq + 1
 
-    def turn(self, cid: str) -> None:
-        self._append(cid, USER)
-        self._append(cid, ASSISTANT)
-        window = list(self.messages.find({"cid": cid}, {"_id": 0}).sort("seq", -1).limit(20))
-        window.reverse()
-        assert len(window) <= 20
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        self._append(cid, user)
+        self._append(cid, reply)
+        rows = self.messages.find({"cid": cid}, {"_id": 0, "m": 1}).sort("seq", -1).limit(WINDOW)
+        return [r["m"] for r in reversed(list(rows))]
 
     def close(self) -> None:
         self.messages.drop()

@@ -1,73 +1,78 @@
 """The bare-driver floor for Neo4j: the official driver, one node per message.
 
-``make_floor`` is the least work a hand-written Neo4j store does: each message is one
-auto-commit ``CREATE`` of a node holding the conversation id, a client clock (nanoseconds)
-and the message as a JSON string; the window is one ``MATCH ... ORDER BY ... LIMIT 20``
-served in order by a composite index on (conversation id, clock), decoded. No session node,
-no lock, no parts as nodes: concurrent writers with skewed clocks interleave, a reader can
-see half of a replace, and nothing keeps system messages.
+Same durability as chatmem (the same server, auto-commit transactions), store-assigned order
+(each append is one query that bumps a counter on the conversation's node, whose write lock
+orders concurrent appends, and creates the message node with that position), the same JSON
+payload as a string property, and the window as one ``MATCH ... ORDER BY ... LIMIT 20``
+served by a composite index on (conversation id, position), decoded. No parts as nodes, no
+replace, no system-message rule.
 """
 
 from __future__ import annotations
 
 import json
-import time
+from collections.abc import Sequence
 from typing import Any
 
+from benchmarks._workload import WINDOW, Floor, payload
+from chatmem.core import Message
 from conformance_tests.harness import ServerInfo, unique_suffix
 
-USER = json.dumps({"role": "user", "content": "What is the weather like in Lisbon next week?"})
-ASSISTANT = json.dumps(
-    {"role": "assistant", "content": "Sunny and about 22 degrees, with a light breeze."}
-)
 
-
-class Neo4jFloor:
+class Neo4jFloor(Floor):
     def __init__(self, server: ServerInfo) -> None:
         self.driver: Any = server.extra["driver"]
-        self.label = f"FloorMessage_{unique_suffix()}"
-        self.index = f"floor_{self.label}"
+        suffix = unique_suffix()
+        self.label, self.conv = f"FloorMessage_{suffix}", f"FloorConversation_{suffix}"
+        self.indexes = (f"floor_m_{suffix}", f"floor_c_{suffix}")
         self.driver.execute_query(
-            f"CREATE INDEX `{self.index}` IF NOT EXISTS FOR (m:`{self.label}`) ON (m.cid, m.ts)"
+            f"CREATE INDEX `{self.indexes[0]}` IF NOT EXISTS FOR (m:`{self.label}`) "
+            "ON (m.cid, m.pos)"
+        )
+        self.driver.execute_query(
+            f"CREATE INDEX `{self.indexes[1]}` IF NOT EXISTS FOR (c:`{self.conv}`) ON (c.cid)"
         )
         self.driver.execute_query("CALL db.awaitIndexes(300)")
         self.session = self.driver.session()
-        self.create = f"CREATE (:`{self.label}` {{cid: $cid, ts: $ts, content: $content}})"
+        self.append = (
+            f"MERGE (c:`{self.conv}` {{cid: $cid}}) SET c.next = coalesce(c.next, 0) + 1 "
+            f"CREATE (:`{self.label}` {{cid: $cid, pos: c.next, content: $content}})"
+        )
         self.select = (
-            f"MATCH (m:`{self.label}`) WHERE m.cid = $cid AND m.ts >= 0 "
-            "RETURN m.content AS content ORDER BY m.cid DESC, m.ts DESC LIMIT 20"
+            f"MATCH (m:`{self.label}`) WHERE m.cid = $cid AND m.pos >= 0 "
+            f"RETURN m.content AS content ORDER BY m.cid DESC, m.pos DESC LIMIT {WINDOW}"
         )
 
-    def seed(self, cid: str, h: int) -> None:
-        rows = [
-            {
-                "ts": time.time_ns() + i,
-                "content": json.dumps(
-                    {"role": "user" if i % 2 == 0 else "assistant", "content": f"seed {i}"}
-                ),
-            }
-            for i in range(h)
-        ]
-        for i in range(0, h, 1000):
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
+        # untimed: positions counted here, the counter set once per batch
+        rows = [{"pos": i + 1, "content": payload(m)} for i, m in enumerate(messages)]
+        for i in range(0, len(rows), 1000):
+            batch = rows[i : i + 1000]
             self.driver.execute_query(
-                f"UNWIND $rows AS r CREATE (:`{self.label}` {{cid: $cid, ts: r.ts, "
+                f"MERGE (c:`{self.conv}` {{cid: $cid}}) SET c.next = $next WITH c "
+                f"UNWIND $rows AS r CREATE (:`{self.label}` {{cid: $cid, pos: r.pos, "
                 "content: r.content})",
-                {"cid": cid, "rows": rows[i : i + 1000]},
+                {"cid": cid, "rows": batch, "next": batch[-1]["pos"]},
             )
 
-    def turn(self, cid: str) -> None:
-        self.session.run(self.create, {"cid": cid, "ts": time.time_ns(), "content": USER}).consume()
-        self.session.run(
-            self.create, {"cid": cid, "ts": time.time_ns(), "content": ASSISTANT}
-        ).consume()
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        self.session.run(self.append, {"cid": cid, "content": payload(user)}).consume()
+        self.session.run(self.append, {"cid": cid, "content": payload(reply)}).consume()
         rows = list(self.session.run(self.select, {"cid": cid}))
-        window = [json.loads(r["content"]) for r in reversed(rows)]
-        assert len(window) <= 20
+        return [json.loads(r["content"]) for r in reversed(rows)]
 
     def close(self) -> None:
+        # tens of thousands of nodes: deleted in batches, one transaction each (an auto-commit
+        # query, which CALL ... IN TRANSACTIONS needs), or the server's transaction memory
+        # limit is reached
+        for label in (self.label, self.conv):
+            self.session.run(
+                f"MATCH (n:`{label}`) CALL {{ WITH n DETACH DELETE n }} "
+                "IN TRANSACTIONS OF 5000 ROWS"
+            ).consume()
         self.session.close()
-        self.driver.execute_query(f"MATCH (m:`{self.label}`) DETACH DELETE m")
-        self.driver.execute_query(f"DROP INDEX `{self.index}` IF EXISTS")
+        for index in self.indexes:
+            self.driver.execute_query(f"DROP INDEX `{index}` IF EXISTS")
 
 
 def make_floor(server: ServerInfo) -> Neo4jFloor:

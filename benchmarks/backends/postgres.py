@@ -1,29 +1,34 @@
 """The bare-driver floor for PostgreSQL: psycopg 3, one autocommit connection.
 
-The least work a hand-written PostgreSQL store does: one autocommit ``INSERT`` per message
-(one round trip each, as in a chat turn the assistant reply arrives after the model call)
-with a client-side sequence number, and the last 20 by ``(cid, seq)`` through the primary
-key. No pool, no ping, no positions from the store, no window rule, no concurrency guard.
-psycopg prepares the repeated statements server-side, as it does for chatmem's.
+Same durability as chatmem (the same server and its default ``synchronous_commit``, one
+commit per append), store-assigned order (an identity column), the same JSON payload in a
+``JSON`` column as chatmem's, and the window of 20 through a ``(cid, id)`` index, read as
+text and decoded with ``json.loads``. No pool, no conversation row, no concurrency guard
+beyond the identity. psycopg prepares the repeated statements server-side, as for chatmem.
 """
 
+# WINDOW is this module's own int constant; every value is a bind parameter.
+# ruff: noqa: S608
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
+from benchmarks._workload import WINDOW, Floor, payload
+from chatmem.core import Message
 from conformance_tests.harness import ServerInfo
 
-USER = "What is the weather like in Lisbon next week?"
-ASSISTANT = "Sunny and about 22 degrees, with a light breeze."
 CREATE = (
-    "CREATE TABLE IF NOT EXISTS bench_floor (cid VARCHAR(255) NOT NULL, seq BIGINT NOT NULL,"
-    " role VARCHAR(16) NOT NULL, content TEXT NOT NULL, PRIMARY KEY (cid, seq))"
+    "CREATE TABLE IF NOT EXISTS bench_floor (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    " cid VARCHAR(255) NOT NULL, payload JSON NOT NULL)"
 )
-INSERT = "INSERT INTO bench_floor VALUES (%s, %s, %s, %s)"
-LAST_20 = "SELECT role, content FROM bench_floor WHERE cid = %s ORDER BY seq DESC LIMIT 20"
+INDEX = "CREATE INDEX IF NOT EXISTS bench_floor_window ON bench_floor (cid, id)"
+INSERT = "INSERT INTO bench_floor (cid, payload) VALUES (%s, %s)"
+LAST = f"SELECT payload::text FROM bench_floor WHERE cid = %s ORDER BY id DESC LIMIT {WINDOW}"
 
 
-class PostgresFloor:
+class PostgresFloor(Floor):
     def __init__(self, server: ServerInfo) -> None:
         import psycopg
         import sqlalchemy as sa
@@ -32,26 +37,18 @@ class PostgresFloor:
         dsn = sa.make_url(server.url).set(drivername="postgresql")
         self.db: Any = psycopg.connect(dsn.render_as_string(hide_password=False), autocommit=True)
         self.db.execute(CREATE)
-        self.next: dict[str, int] = {}
+        self.db.execute(INDEX)
 
-    def seed(self, cid: str, h: int) -> None:
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
         self.db.execute("DELETE FROM bench_floor WHERE cid = %s", (cid,))
-        rows = [(cid, i, "user" if i % 2 else "assistant", f"seed message {i}") for i in range(h)]
         with self.db.transaction(), self.db.cursor() as cur:
-            cur.executemany(INSERT, rows)
-        self.next[cid] = h
+            cur.executemany(INSERT, [(cid, payload(m)) for m in messages])
 
-    def _append(self, cid: str, role: str, content: str) -> None:
-        seq = self.next[cid]
-        self.db.execute(INSERT, (cid, seq, role, content))
-        self.next[cid] = seq + 1
-
-    def turn(self, cid: str) -> None:
-        self._append(cid, "user", USER)
-        self._append(cid, "assistant", ASSISTANT)
-        rows = self.db.execute(LAST_20, (cid,)).fetchall()
-        rows.reverse()
-        assert len(rows) <= 20
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        self.db.execute(INSERT, (cid, payload(user)))
+        self.db.execute(INSERT, (cid, payload(reply)))
+        rows = self.db.execute(LAST, (cid,)).fetchall()
+        return [json.loads(r[0]) for r in reversed(rows)]
 
     def close(self) -> None:
         self.db.execute("DROP TABLE IF EXISTS bench_floor")

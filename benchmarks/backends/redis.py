@@ -1,24 +1,23 @@
 """The bare-driver floor for Redis: redis-py, one list of JSON strings per conversation.
 
-The least work a hand-written Redis store can do: RPUSH each message (one round trip each,
-as in a chat turn the assistant reply arrives after the model call) and LRANGE the last 20,
-decoded. No documents, no index, no positions, no atomic window rule.
+Same durability as chatmem (the same server and its persistence settings), store-assigned
+order (``RPUSH`` appends at the tail atomically; one round trip per message, as in a chat
+turn the reply arrives after the model call), the same JSON payload, and ``LRANGE`` of the
+last 20, decoded. No documents, no index, no positions, no system-message rule.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from benchmarks._workload import WINDOW, Floor, payload
+from chatmem.core import Message
 from conformance_tests.harness import ServerInfo
 
-USER = json.dumps({"role": "user", "content": "What is the weather like in Lisbon next week?"})
-ASSISTANT = json.dumps(
-    {"role": "assistant", "content": "Sunny and about 22 degrees, with a light breeze."}
-)
 
-
-class RedisFloor:
+class RedisFloor(Floor):
     def __init__(self, server: ServerInfo) -> None:
         import redis
 
@@ -26,26 +25,19 @@ class RedisFloor:
         self.client: Any = redis.Redis.from_url(server.url)
         self.keys: list[str] = []
 
-    def _key(self, cid: str) -> str:
-        return f"bench-floor:{cid}"
-
-    def seed(self, cid: str, h: int) -> None:
-        key = self._key(cid)
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
+        key = f"bench-floor:{cid}"
         self.keys.append(key)
         self.client.delete(key)
-        rows = [
-            json.dumps({"role": "user" if i % 2 == 0 else "assistant", "content": f"seed {i}"})
-            for i in range(h)
-        ]
-        for i in range(0, h, 1000):
+        rows = [payload(m) for m in messages]
+        for i in range(0, len(rows), 1000):
             self.client.rpush(key, *rows[i : i + 1000])
 
-    def turn(self, cid: str) -> None:
-        key = self._key(cid)
-        self.client.rpush(key, USER)
-        self.client.rpush(key, ASSISTANT)
-        window = [json.loads(x) for x in self.client.lrange(key, -20, -1)]
-        assert len(window) <= 20
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        key = f"bench-floor:{cid}"
+        self.client.rpush(key, payload(user))
+        self.client.rpush(key, payload(reply))
+        return [json.loads(x) for x in self.client.lrange(key, -WINDOW, -1)]
 
     def close(self) -> None:
         if self.keys:

@@ -1,15 +1,29 @@
-"""The bare-driver floor for SQLite: the stdlib ``sqlite3`` module, autocommit, WAL."""
+"""The bare-driver floor for SQLite: the stdlib ``sqlite3`` module.
 
+Same durability as chatmem's engine (WAL, ``synchronous=NORMAL``, one transaction per
+append: autocommit), store-assigned order (the rowid, ``INTEGER PRIMARY KEY``), the same
+JSON payload per message, and the window of 20 read through a ``(cid, id)`` index, decoded.
+No conversation row, no locking beyond SQLite's own, no system-message rule.
+"""
+
+# WINDOW is this module's own int constant; every value is a bind parameter.
+# ruff: noqa: S608
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
+from benchmarks._workload import WINDOW, Floor, payload
+from chatmem.core import Message
 from conformance_tests.harness import ServerInfo
 
+LAST = f"SELECT payload FROM floor_messages WHERE cid = ? ORDER BY id DESC LIMIT {WINDOW}"
+INSERT = "INSERT INTO floor_messages (cid, payload) VALUES (?, ?)"
 
-class SqliteFloor:
-    """Append, append, read the last 20: the least work a hand-written store can do."""
 
+class SqliteFloor(Floor):
     def __init__(self, server: ServerInfo) -> None:
         assert server.url is not None
         path = server.url.removeprefix("sqlite:///")
@@ -17,36 +31,25 @@ class SqliteFloor:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute(
-            "CREATE TABLE IF NOT EXISTS floor_messages (cid TEXT NOT NULL, seq INTEGER NOT NULL,"
-            " role TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (cid, seq))"
+            "CREATE TABLE IF NOT EXISTS floor_messages (id INTEGER PRIMARY KEY,"
+            " cid TEXT NOT NULL, payload TEXT NOT NULL)"
         )
-        self.next: dict[str, int] = {}
+        self.db.execute("CREATE INDEX IF NOT EXISTS floor_window ON floor_messages (cid, id)")
 
-    def seed(self, cid: str, h: int) -> None:
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
         self.db.execute("DELETE FROM floor_messages WHERE cid = ?", (cid,))
-        rows = [
-            (cid, i, "user" if i % 2 == 0 else "assistant", f"seed message {i}") for i in range(h)
-        ]
         self.db.execute("BEGIN")
-        self.db.executemany("INSERT INTO floor_messages VALUES (?, ?, ?, ?)", rows)
+        self.db.executemany(INSERT, [(cid, payload(m)) for m in messages])
         self.db.execute("COMMIT")
-        self.next[cid] = h
 
-    def _append(self, cid: str, role: str, content: str) -> None:
-        seq = self.next[cid]
-        self.db.execute("INSERT INTO floor_messages VALUES (?, ?, ?, ?)", (cid, seq, role, content))
-        self.next[cid] = seq + 1
-
-    def turn(self, cid: str) -> None:
-        self._append(cid, "user", "What is the weather like in Lisbon next week?")
-        self._append(cid, "assistant", "Sunny and about 22 degrees, with a light breeze.")
-        rows = self.db.execute(
-            "SELECT role, content FROM floor_messages WHERE cid = ? ORDER BY seq DESC LIMIT 20",
-            (cid,),
-        ).fetchall()
-        rows.reverse()
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        self.db.execute(INSERT, (cid, payload(user)))
+        self.db.execute(INSERT, (cid, payload(reply)))
+        rows = self.db.execute(LAST, (cid,)).fetchall()
+        return [json.loads(r[0]) for r in reversed(rows)]
 
     def close(self) -> None:
+        self.db.execute("DROP TABLE IF EXISTS floor_messages")
         self.db.close()
 
 

@@ -25,17 +25,25 @@ from chatmem_core.tests import test_adapters as shared
 
 # the adapters' fixtures: memory, SQLite and the suite's --backend, one isolated repo a test
 backend, make_repo, repo = shared.backend, shared.make_repo, shared.repo
+amake = shared.amake
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """The adapters' stores; a test marked ``multiprocess`` (it reopens the store from a
-    URL) runs on those another process can reach, so not on the in-memory one."""
+    URL) runs on those another process can reach, so not on the in-memory one. A test of the
+    ``db`` fixture runs over each store's sync repository and, on the in-memory store, over
+    its async twin too (``db_over``)."""
+    selected = metafunc.config.getoption("--backend", default="memory")
     if "store_name" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
         "multiprocess"
     ):
-        selected = metafunc.config.getoption("--backend", default="memory")
         names = ["sqlite", *([selected] if selected not in ("memory", "sqlite") else [])]
         metafunc.parametrize("store_name", names, scope="module")
+        return
+    if "db_over" in metafunc.fixturenames:
+        names = [*shared.BUILTIN, *([selected] if selected not in shared.BUILTIN else [])]
+        pairs = [(n, "repository") for n in names] + [("memory", "async_repository")]
+        metafunc.parametrize(("store_name", "db_over"), pairs, scope="module")
         return
     shared.pytest_generate_tests(metafunc)
 
@@ -67,7 +75,10 @@ def run(coro: Any) -> Any:
 
 
 @pytest.fixture
-def db(repo: BaseChatMemoryRepository) -> ChatmemDBChatStore:
+def db(repo: BaseChatMemoryRepository, db_over: str) -> ChatmemDBChatStore:
+    """The DB store over ``repo``, or over its async twin (awaited, no worker thread)."""
+    if db_over == "async_repository":
+        return ChatmemDBChatStore(shared.async_twin_of(repo))
     return ChatmemDBChatStore(repo)
 
 
@@ -230,17 +241,37 @@ def _spec(backend: tuple[Any, Any], repo: BaseChatMemoryRepository) -> tuple[str
     return url, options
 
 
+def _needs_async_twin(url: str, use_async: bool) -> None:
+    if use_async:
+        from chatmem.core import async_repository_class_for_url
+
+        try:
+            async_repository_class_for_url(url)
+        except InvalidArgumentError as exc:  # "chatmem.jdbc has no AsyncJdbc...", until it lands
+            pytest.skip(f"the async twin is missing: {exc}")
+
+
+async def _session(store: ChatmemDBChatStore, *calls: Any) -> list[Any]:
+    """Run ``calls`` (each ``lambda: store.op(...)``) on one loop, then close the store."""
+    try:
+        return [await call() for call in calls]
+    finally:
+        await store.aclose()
+
+
 @pytest.mark.multiprocess
+@pytest.mark.parametrize("use_async", [True, False], ids=["async-twin", "sync-in-thread"])
 def test_stores_rebuild_from_to_dict(
-    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository, use_async: bool
 ) -> None:
     url, options = _spec(backend, repo)
-    first = ChatmemDBChatStore.from_url(url, **options)
-    run(first.add_messages("k", [msg("a"), msg("b", "assistant")]))
+    _needs_async_twin(url, use_async)
+    first = ChatmemDBChatStore.from_url(url, use_async=use_async, **options)
+    run(_session(first, lambda: first.add_messages("k", [msg("a"), msg("b", "assistant")])))
     data = json.loads(json.dumps(first.to_dict()))
-    assert data == {"class_name": "ChatmemDBChatStore", "url": url}
+    assert data == {"class_name": "ChatmemDBChatStore", "url": url, "use_async": use_async}
     again = ChatmemDBChatStore.from_dict(data, **options)
-    assert texts(run(again.get_messages("k"))) == ["a", "b"]
+    assert texts(run(_session(again, lambda: again.get_messages("k")))[0]) == ["a", "b"]
     sync = ChatmemChatStore.from_url(url, **options)
     sync_data = json.loads(sync.to_json())
     assert sync_data["url"] == url and sync_data["class_name"] == "ChatmemChatStore"
@@ -248,12 +279,14 @@ def test_stores_rebuild_from_to_dict(
 
 
 @pytest.mark.multiprocess
+@pytest.mark.parametrize("use_async", [True, False], ids=["async-twin", "sync-in-thread"])
 def test_another_process_rebuilds_and_appends(
-    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository, use_async: bool
 ) -> None:
     url, options = _spec(backend, repo)
-    store = ChatmemDBChatStore.from_url(url, **options)
-    run(store.add_message("p", msg("from parent")))
+    _needs_async_twin(url, use_async)
+    store = ChatmemDBChatStore.from_url(url, use_async=use_async, **options)
+    run(_session(store, lambda: store.add_message("p", msg("from parent"))))
     script = textwrap.dedent(
         """
         import asyncio, json, sys
@@ -261,8 +294,12 @@ def test_another_process_rebuilds_and_appends(
         from chatmem.core.integrations.llamaindex import ChatmemDBChatStore
         data, options = json.loads(sys.argv[1]), json.loads(sys.argv[2])
         store = ChatmemDBChatStore.from_dict(data, **options)
-        asyncio.run(store.add_message("p", ChatMessage(role="assistant", content="from child")))
-        print(json.dumps([m.content for m in asyncio.run(store.get_messages("p"))]))
+        async def child():
+            await store.add_message("p", ChatMessage(role="assistant", content="from child"))
+            got = [m.content for m in await store.get_messages("p")]
+            await store.aclose()
+            return got
+        print(json.dumps(asyncio.run(child())))
         """
     )
     out = subprocess.run(
@@ -273,7 +310,79 @@ def test_another_process_rebuilds_and_appends(
         check=True,
     )
     assert json.loads(out.stdout) == ["from parent", "from child"]
-    assert texts(run(store.get_messages("p"))) == ["from parent", "from child"]
+    got = run(_session(store, lambda: store.get_messages("p")))[0]
+    assert texts(got) == ["from parent", "from child"]
+
+
+# == the DB store on async repositories, one loop a test =====================================
+def test_db_on_an_async_repository_runs_the_contract(amake: shared.AsyncMaker) -> None:
+    async def scenario(arepo: Any) -> None:
+        db = ChatmemDBChatStore(arepo)
+        await db.add_messages("k", [msg("oldest"), msg("middle", "assistant"), msg("newest")])
+        assert texts(await db.get_messages("k", limit=2, offset=1)) == ["middle", "newest"]
+        assert texts(await db.archive_oldest_messages("k", 1)) == ["oldest"]
+        assert texts(await db.get_messages("k", ARCHIVED)) == ["oldest"]
+        stored = await arepo.find_by_conversation_id("k")
+        assert [m.metadata.get(STATUS_KEY) for m in stored] == ["archived", None, None]
+        assert texts(await db.delete_oldest_messages("k", 1)) == ["middle"]
+        assert await db.count_messages("k", None) == 2
+        assert texts([await db.delete_message("k", -1)]) == ["newest"]
+        await db.delete_messages("k", status=ARCHIVED)
+        assert await db.get_messages("k", status=None) == []
+        await db.set_messages("s", [msg("a"), msg("b")])
+        await asyncio.gather(*(db.add_message("s", msg(f"m{i}")) for i in range(20)))
+        assert await db.count_messages("s") == 22 and await db.get_keys() == ["s"]
+        await db.delete_messages("s")
+        assert await db.get_keys() == []
+        with pytest.raises(InvalidArgumentError, match="n"):
+            await db.archive_oldest_messages("k", -1)
+
+    shared.arun(amake, scenario)
+
+
+def test_memory_on_an_async_repository(amake: shared.AsyncMaker) -> None:
+    from llama_index.core.memory import Memory
+
+    async def scenario(arepo: Any) -> None:
+        memory = Memory.from_defaults(
+            session_id="alice",
+            chat_store=ChatmemDBChatStore(arepo),
+            token_limit=40,
+            token_flush_size=12,
+            chat_history_token_ratio=0.5,
+            tokenizer_fn=str.split,
+        )
+        sent = [msg(f"turn {i} has five words", ("user", "assistant")[i % 2]) for i in range(8)]
+        for m in sent:
+            await memory.aput(m)
+        window = await memory.aget()
+        assert window and window == sent[-len(window) :] and len(window) < len(sent)
+        assert await memory.aget_all() == sent
+        assert len(await arepo.find_by_conversation_id("alice")) == len(sent)
+
+    shared.arun(amake, scenario)
+
+
+def test_db_from_url_opens_the_async_twin_on_first_use() -> None:
+    store = ChatmemDBChatStore.from_url("memory:")
+    assert store.to_dict() == {
+        "class_name": "ChatmemDBChatStore",
+        "url": "memory:",
+        "use_async": True,
+    }
+
+    async def scenario() -> list[str | None]:
+        asyncio.get_running_loop().set_default_executor(shared.NoThreads())
+        await store.add_messages("k", [msg("a"), msg("b")])
+        got = texts(await store.get_messages("k"))
+        await store.aclose()
+        return got
+
+    assert run(scenario()) == ["a", "b"]
+    with pytest.raises(InvalidArgumentError, match="url"):
+        ChatmemDBChatStore.from_url("nosuchstore://x")  # before any I/O
+    with pytest.raises(InvalidArgumentError, match="use_async"):
+        ChatmemDBChatStore.from_url("memory:", use_async="yes")  # type: ignore[arg-type]
 
 
 # == BaseChatStore adapter (after llama-index-core test_simple_chat_store.py) =================

@@ -10,6 +10,7 @@ similarity means shared words.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import math
@@ -22,6 +23,7 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
+    AsyncMessageWindowChatMemory,
     BaseChatMemoryRepository,
     InvalidArgumentError,
     MessageWindowChatMemory,
@@ -42,6 +44,7 @@ from chatmem.core.integrations.vectorstore import Document, InMemoryVectorStore
 from chatmem_core.tests import test_adapters as shared
 
 backend, make_repo, repo = shared.backend, shared.make_repo, shared.repo
+amake = shared.amake
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -187,6 +190,44 @@ def test_prompt_advisor_wraps_a_model_call(memory: MessageWindowChatMemory) -> N
     assert [m.text for m in memory.get("c1")] == ["one", "reply 1", "two", "reply 2"]
 
 
+def test_prompt_advisor_awaits_an_async_memory(amake: shared.AsyncMaker) -> None:
+    async def scenario(arepo: Any) -> None:
+        memory = AsyncMessageWindowChatMemory(arepo, max_messages=20)
+        advisor = PromptChatMemoryAdvisor(memory)
+        await advisor.abefore([SystemMessage("S."), UserMessage("my name is John")], CTX)
+        await advisor.aafter("Hello John", CTX)
+        seen: list[list[Any]] = []
+
+        @advisor.wrap
+        async def model(messages: list[Any]) -> str:
+            seen.append(messages)
+            return "John"
+
+        await model([SystemMessage("S."), UserMessage("What is my name?")], context=CTX)
+        assert "MEMORY:\nUSER:my name is John\nASSISTANT:Hello John\n----" in seen[0][0].text
+        assert seen[0][1:] == [UserMessage("What is my name?")]
+        assert [m.text for m in await memory.get("c1")] == [
+            "my name is John",
+            "Hello John",
+            "What is my name?",
+            "John",
+        ]
+        with pytest.raises(InvalidArgumentError, match="async"):
+            advisor.before([UserMessage("x")], CTX)  # a sync call on an async memory
+
+    shared.arun(amake, scenario)
+
+
+def test_prompt_advisor_async_path_on_a_sync_memory(memory: MessageWindowChatMemory) -> None:
+    advisor = PromptChatMemoryAdvisor(memory)
+    got = asyncio.run(advisor.abefore([UserMessage("hi")], CTX))  # in a worker thread
+    assert got[0].text.startswith("\n\nUse the conversation memory") and got[1:] == [
+        UserMessage("hi")
+    ]
+    asyncio.run(advisor.aafter("yo", CTX))
+    assert [m.text for m in memory.get("c1")] == ["hi", "yo"]
+
+
 def test_prompt_advisor_rejects_bad_arguments(memory: MessageWindowChatMemory) -> None:
     with pytest.raises(InvalidArgumentError, match="system_prompt_template"):
         PromptChatMemoryAdvisor(memory, system_prompt_template="no placeholder")
@@ -310,6 +351,18 @@ def test_vector_advisor_can_search_every_conversation(vector_store: Any) -> None
     advisor.before([UserMessage("shared fact about penguins")], {CONVERSATION_ID: "x"})
     got = advisor.before([UserMessage("penguins")], {CONVERSATION_ID: "y"})
     assert "shared fact about penguins" in got[0].text
+
+
+def test_vector_advisor_wraps_an_async_model_call(vector_store: Any) -> None:
+    advisor = VectorStoreChatMemoryAdvisor(vector_store, top_k=2)
+
+    @advisor.wrap
+    async def model(messages: list[Any]) -> str:
+        return "Tom is a fine name" if "cat" in messages[-1].text else "noted"
+
+    asyncio.run(model([UserMessage("my cat is called Tom")], context=CTX))
+    got = asyncio.run(advisor.abefore([UserMessage("what is my cat called")], CTX))
+    assert "my cat is called Tom" in got[0].text and "Tom is a fine name" in got[0].text
 
 
 def test_vector_advisor_rejects_bad_arguments(vector_store: Any) -> None:

@@ -273,7 +273,7 @@ def test_missing_pymongo_names_the_extra() -> None:
 def test_the_mongo_extra_pulls_only_pymongo() -> None:
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     line = re.search(r"^mongo = (\[.*\])$", pyproject, re.M)
-    assert line is not None and line.group(1) == '["pymongo>=4.6"]'
+    assert line is not None and line.group(1) == '["pymongo>=4.13.2"]'
 
 
 # -- indexes and TTL ----------------------------------------------------------------------

@@ -178,8 +178,17 @@ class MongoHarness(Harness):
     def connect_spec(
         self, server: ServerInfo, repository: BaseChatMemoryRepository
     ) -> tuple[str, dict[str, Any]] | None:
+        """The URL plus every option the repository was built with (the async twin and the
+        process tests rebuild it from this)."""
         assert server.url is not None
-        return server.url, {"collection_name": repository.config.collection_name}  # type: ignore[attr-defined]
+        config = repository.config  # type: ignore[attr-defined]
+        options: dict[str, Any] = {
+            "collection_name": config.collection_name,
+            "initialize_schema": config.initialize_schema,
+        }
+        if config.ttl is not None:
+            options["ttl"] = config.ttl
+        return server.url, options
 
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         repository.collection.drop()  # type: ignore[attr-defined]

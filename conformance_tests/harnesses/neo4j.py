@@ -265,6 +265,8 @@ class Neo4jHarness(Harness):
         options = {option: getattr(config, option) for option in LABEL_BASES}
         if config.database is not None:
             options["database"] = config.database
+        if config.initialize_schema != "always":  # another process (or the twin) checks only
+            options["initialize_schema"] = config.initialize_schema
         assert server.url is not None
         return server.url, options
 

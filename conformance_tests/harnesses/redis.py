@@ -17,6 +17,7 @@ Every test gets its own key prefix and index name; ``cleanup`` drops the index a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import os
 import subprocess
@@ -192,9 +193,11 @@ class RedisHarness(Harness):
     def connect_spec(
         self, server: ServerInfo, repository: BaseChatMemoryRepository
     ) -> tuple[str, dict[str, Any]] | None:
+        """The URL and every option the repository was built with, so a repository built
+        from them (another process, or the async twin) is the same store, configured alike."""
         assert server.url is not None
         config = repository.config  # type: ignore[attr-defined]
-        return server.url, {"key_prefix": config.key_prefix, "index_name": config.index_name}
+        return server.url, {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
 
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         client = self._client(server)

@@ -38,8 +38,14 @@ class SqliteHarness(Harness):
     def connect_spec(
         self, server: ServerInfo, repository: BaseChatMemoryRepository
     ) -> tuple[str, dict[str, Any]] | None:
+        """The URL and every option of ``repository`` (the async twin and other processes get
+        the same tables, configured alike)."""
         assert server.url is not None
-        return server.url, {"table_name": repository.config.table_name}  # type: ignore[attr-defined]
+        config = repository.config  # type: ignore[attr-defined]
+        return server.url, {
+            "table_name": config.table_name,
+            "initialize_schema": config.initialize_schema,
+        }
 
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:
         repository.tables.metadata.drop_all(repository.engine)  # type: ignore[attr-defined]

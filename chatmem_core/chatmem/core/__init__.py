@@ -2,7 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._advisor import CONVERSATION_ID, ChatMemory, MessageChatMemoryAdvisor
+from ._advisor import CONVERSATION_ID, AsyncChatMemory, ChatMemory, MessageChatMemoryAdvisor
 from ._async_memory import AsyncMessageWindowChatMemory
 from ._async_repository import (
     AsyncBaseChatMemoryRepository,
@@ -41,6 +41,7 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
+from ._observe import instrument
 from ._registry import (
     async_repository_class_for_url,
     async_repository_from_url,
@@ -75,6 +76,8 @@ from ._turns import (
 )
 from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
 
+instrument(BaseChatMemoryRepository, AsyncBaseChatMemoryRepository)  # no-op without OTel
+
 
 def _version() -> str:
     """The installed distribution's version (``chatmem`` has no top-level package to hold
@@ -95,6 +98,7 @@ __all__ = [
     "FORMAT_VERSION",
     "AssistantMessage",
     "AsyncBaseChatMemoryRepository",
+    "AsyncChatMemory",
     "AsyncChatMemoryRepository",
     "AsyncInMemoryChatMemoryRepository",
     "AsyncMessageWindowChatMemory",

@@ -6,7 +6,9 @@ Before the call (``before``): the conversation id comes from the call context un
 front of the prompt unless the prompt already holds it as a contiguous run; the first system
 message moves to the front; the last user or tool-response message is stored. After the call
 (``after``): the model's outputs are stored. ``wrap`` applies both around a
-``messages -> reply`` function, sync or async.
+``messages -> reply`` function, sync or async. ``abefore``/``aafter`` (and ``wrap`` of an
+async function) await an async memory (``AsyncMessageWindowChatMemory``), so the advisor never
+blocks the event loop; a sync memory on that path runs in a worker thread.
 
 Two deliberate details: when the prompt has no user or tool-response message outside the
 memory run, nothing is stored before the call (Spring AI would store an empty user message or
@@ -16,6 +18,7 @@ stays stored when the call fails, as in Spring AI.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -45,6 +48,19 @@ class ChatMemory(Protocol):
     def get(self, conversation_id: str) -> list[Message]: ...
 
     def add(self, conversation_id: str, messages: Message | Sequence[Message]) -> None: ...
+
+
+@runtime_checkable
+class AsyncChatMemory(Protocol):
+    """The async twin of ``ChatMemory``: ``AsyncMessageWindowChatMemory`` is one."""
+
+    async def get(self, conversation_id: str) -> list[Message]: ...
+
+    async def add(self, conversation_id: str, messages: Message | Sequence[Message]) -> None: ...
+
+
+def _is_async_memory(memory: object) -> bool:
+    return inspect.iscoroutinefunction(getattr(memory, "get", None))
 
 
 def conversation_id_of(context: Mapping[str, Any] | None) -> str:
@@ -113,18 +129,27 @@ class MessageChatMemoryAdvisor:
     message list; the wrapped function takes ``context=`` (keyword) in addition.
     """
 
-    def __init__(self, memory: ChatMemory) -> None:
-        if not isinstance(memory, ChatMemory):
+    def __init__(self, memory: ChatMemory | AsyncChatMemory) -> None:
+        if not isinstance(memory, (ChatMemory, AsyncChatMemory)):
             raise InvalidArgumentError("memory", "must have get(conversation_id) and add(...)")
         self.memory = memory
+        self._async = _is_async_memory(memory)
+
+    def _sync_memory(self) -> ChatMemory:
+        if self._async:
+            raise InvalidArgumentError(
+                "memory", "is async: use abefore/aafter, or wrap an async function"
+            )
+        return cast(ChatMemory, self.memory)
 
     def before(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
         """The prompt with memory, system message first; stores the new user/tool message."""
         cid = conversation_id_of(context)
         messages = validate_messages(prompt, argument="prompt")
-        advised, store = advise(self.memory.get(cid), messages)
+        memory = self._sync_memory()
+        advised, store = advise(memory.get(cid), messages)
         if store is not None:
-            self.memory.add(cid, [advised[store]])
+            memory.add(cid, [advised[store]])
         return advised
 
     def after(self, reply: Reply, context: Mapping[str, Any]) -> None:
@@ -132,7 +157,30 @@ class MessageChatMemoryAdvisor:
         cid = conversation_id_of(context)
         outputs = outputs_of(reply)
         if outputs:
-            self.memory.add(cid, outputs)
+            self._sync_memory().add(cid, outputs)
+
+    async def abefore(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
+        """``before`` on the event loop: awaits an async memory (a sync one runs in a worker
+        thread)."""
+        if not self._async:
+            return await asyncio.to_thread(self.before, prompt, context)
+        cid = conversation_id_of(context)
+        messages = validate_messages(prompt, argument="prompt")
+        memory = cast(AsyncChatMemory, self.memory)
+        advised, store = advise(await memory.get(cid), messages)
+        if store is not None:
+            await memory.add(cid, [advised[store]])
+        return advised
+
+    async def aafter(self, reply: Reply, context: Mapping[str, Any]) -> None:
+        """``after`` on the event loop (see ``abefore``)."""
+        if not self._async:
+            await asyncio.to_thread(self.after, reply, context)
+            return
+        cid = conversation_id_of(context)
+        outputs = outputs_of(reply)
+        if outputs:
+            await cast(AsyncChatMemory, self.memory).add(cid, outputs)
 
     def wrap(self, fn: Callable[..., R]) -> Callable[..., R]:
         """Decorate ``fn(messages, *args, **kwargs) -> reply`` (sync or async); call the
@@ -144,9 +192,9 @@ class MessageChatMemoryAdvisor:
             async def awrapped(
                 messages: Sequence[Message], *args: Any, context: Mapping[str, Any], **kwargs: Any
             ) -> Any:
-                advised = self.before(messages, context)
+                advised = await self.abefore(messages, context)
                 reply = await afn(advised, *args, **kwargs)
-                self.after(reply, context)
+                await self.aafter(reply, context)
                 return reply
 
             return cast(Callable[..., R], awrapped)
@@ -168,5 +216,5 @@ class MessageChatMemoryAdvisor:
 
     async def _after_awaiting(self, pending: Awaitable[Any], context: Mapping[str, Any]) -> Any:
         reply = await pending
-        self.after(reply, context)
+        await self.aafter(reply, context)
         return reply

@@ -46,10 +46,13 @@ from ._contract import (
 )
 from ._errors import ConcurrencyError
 from ._messages import Message, SystemMessage
+from ._observe import log, record_retry
 from ._validation import validate_conversation_id, validate_messages, validate_positive_int
 from ._window import WindowEdit, apply_window_edit, plan_window_edit, window_of
 
 T = TypeVar("T")
+MANY_RETRIES = 10
+"""Retries after which a write that still succeeded is logged at INFO (contention)."""
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -109,9 +112,13 @@ async def async_retry(
                 raise
             last, result = exc, None
         if result is not None:
+            if attempt >= MANY_RETRIES:
+                log.info("%s needed %d retries (contention on one conversation)", what, attempt)
             return result
+        record_retry(what, attempt + 1)
         if attempt:
             await asyncio.sleep(backoff(attempt, base_sleep, max_sleep))
+    log.warning("%s gave up after %d tries against concurrent writers", what, attempts)
     raise ConcurrencyError(
         f"{what} kept conflicting with concurrent writers ({attempts} tries)"
     ) from last
@@ -277,12 +284,15 @@ class AsyncBaseChatMemoryRepository(ABC):
 class AsyncInMemoryChatMemoryRepository(AsyncBaseChatMemoryRepository):
     """A thread-safe repository in a dict; messages are immutable, lists copied in and out.
 
-    Nothing here waits (every operation is a few dict operations under a lock held for
-    microseconds), so the same code serves both twins."""
+    Nothing here waits (every operation is a few list operations under a lock held for
+    microseconds), so the same code serves both twins. Appends extend the log in place and
+    window reads walk back from its end (system messages are also kept in their own list),
+    so neither costs more with a longer history."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._logs: dict[str, list[Message]] = {}
+        self._systems: dict[str, list[Message]] = {}
         self._next: dict[str, int] = {}
 
     async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -295,33 +305,62 @@ class AsyncInMemoryChatMemoryRepository(AsyncBaseChatMemoryRepository):
         with self._lock:
             return list(self._logs.get(cid, ()))
 
+    async def _find_last(self, cid: str, n: int) -> list[Message]:
+        with self._lock:
+            return self._logs.get(cid, [])[-n:]
+
+    async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        with self._lock:
+            log = self._logs.get(cid, [])
+            tail: list[Message] = []
+            i = len(log) - 1
+            while i >= 0 and len(tail) < non_system_limit:
+                if not isinstance(log[i], SystemMessage):
+                    tail.append(log[i])
+                i -= 1
+            systems = self._systems.get(cid, [])
+        tail.reverse()
+        if not systems:
+            return tail
+        return sorted([*systems, *tail], key=lambda m: m.position or 0)
+
     async def _save_all(self, cid: str, messages: list[Message]) -> None:
         log = [
             m.with_store_fields(created_at=m.created_at, position=i) for i, m in enumerate(messages)
         ]
         with self._lock:
-            self._logs[cid] = log
-            self._next[cid] = len(log)
+            self._set(cid, log, len(log))
 
     async def _delete(self, cid: str) -> None:
         with self._lock:
             self._logs.pop(cid, None)
+            self._systems.pop(cid, None)
             self._next.pop(cid, None)
 
-    def _put(self, cid: str, log: list[Message], new: Sequence[Message]) -> None:
-        pos = self._next.get(cid, 0)
-        for m in new:
-            log.append(m.with_store_fields(created_at=m.created_at, position=pos))
-            pos += 1
-        self._next[cid] = pos
+    def _set(self, cid: str, log: list[Message], next_position: int) -> None:
+        """Install ``log`` (positions set) as the conversation (under the lock)."""
+        self._next[cid] = next_position
         if log:
             self._logs[cid] = log
+            self._systems[cid] = [m for m in log if isinstance(m, SystemMessage)]
         else:
             self._logs.pop(cid, None)
+            self._systems.pop(cid, None)
+
+    def _positioned(self, cid: str, new: Sequence[Message]) -> list[Message]:
+        pos = self._next.get(cid, 0)
+        return [
+            m.with_store_fields(created_at=m.created_at, position=pos + i)
+            for i, m in enumerate(new)
+        ]
 
     async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         with self._lock:
-            log = list(self._logs.get(cid, ()))
+            new = self._positioned(cid, messages)
+            log = self._logs.get(cid)
+            if log is None:
+                self._set(cid, new, len(new))
+                return
             if trim_to is not None:
                 others = [m for m in log if not isinstance(m, SystemMessage)]
                 if len(others) > trim_to:
@@ -330,7 +369,10 @@ class AsyncInMemoryChatMemoryRepository(AsyncBaseChatMemoryRepository):
                     log = [
                         m for m in log if isinstance(m, SystemMessage) or (m.position or 0) >= cut
                     ]
-            self._put(cid, log, messages)
+                    self._logs[cid] = log
+            log.extend(new)
+            self._systems.setdefault(cid, []).extend(m for m in new if isinstance(m, SystemMessage))
+            self._next[cid] = self._next.get(cid, 0) + len(new)
 
     async def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
@@ -341,4 +383,5 @@ class AsyncInMemoryChatMemoryRepository(AsyncBaseChatMemoryRepository):
             kept = apply_window_edit(
                 log, WindowEdit(edit.delete_positions, edit.delete_non_system_below)
             )
-            self._put(cid, kept, edit.append)
+            appended = self._positioned(cid, edit.append)
+            self._set(cid, kept + appended, self._next.get(cid, 0) + len(appended))

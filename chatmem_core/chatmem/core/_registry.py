@@ -8,6 +8,7 @@ missing driver is a MissingDependencyError naming the extra to install.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Any
 
@@ -89,6 +90,28 @@ def driver_module_of(url: str, *, asyncio: bool = False) -> str | None:
     return DRIVER_MODULES.get(driver)  # an unknown driver: SQLAlchemy reports it itself
 
 
+def config_options(url: str, config: object | None, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` plus the fields of ``config``, a backend's typed option dataclass
+    (``RedisConfig``, ``JdbcConfig``, ...: what editors and type checkers see). The config
+    must belong to ``url``'s backend, and an option may not be given both ways."""
+    if config is None:
+        return options
+    scheme = scheme_of(url)
+    if scheme == "memory" or not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise InvalidArgumentError("config", "must be a backend's Config instance or None")
+    module_name, class_name, _ = BACKENDS.get(scheme, ("", "", ""))
+    expected = class_name.removesuffix("ChatMemoryRepository") + "Config"
+    if type(config).__name__ != expected or not type(config).__module__.startswith(module_name):
+        raise InvalidArgumentError(
+            "config", f"is a {type(config).__name__}; {scheme}:// URLs take {expected}"
+        )
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
+    both = sorted(set(fields) & set(options))
+    if both:
+        raise InvalidArgumentError("config", f"and keyword options both give {', '.join(both)}")
+    return {**fields, **options}
+
+
 def _backend_class(url: str, require_driver: bool, prefix: str) -> type:
     scheme = scheme_of(url)
     try:
@@ -144,8 +167,14 @@ def async_repository_class_for_url(
     return cls
 
 
-def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
-    """Build the repository for ``url``; ``options`` go to that backend's ``from_url``."""
+def repository_from_url(
+    url: str, config: object | None = None, **options: Any
+) -> BaseChatMemoryRepository:
+    """Build the repository for ``url``; ``options`` go to that backend's ``from_url``. For
+    typed options pass the backend's config dataclass instead: ``repository_from_url(url,
+    RedisConfig(ttl=timedelta(hours=1)))`` (``JdbcConfig``, ``MongoConfig``,
+    ``CassandraConfig``, ``Neo4jConfig``)."""
+    options = config_options(url, config, options)
     cls = repository_class_for_url(url)
     if cls is InMemoryChatMemoryRepository:
         return InMemoryChatMemoryRepository()
@@ -154,10 +183,14 @@ def repository_from_url(url: str, **options: Any) -> BaseChatMemoryRepository:
     return repo
 
 
-async def async_repository_from_url(url: str, **options: Any) -> AsyncBaseChatMemoryRepository:
-    """Build the async repository for ``url`` (same options and defaults as the sync one):
+async def async_repository_from_url(
+    url: str, config: object | None = None, **options: Any
+) -> AsyncBaseChatMemoryRepository:
+    """Build the async repository for ``url`` (same options, config and defaults as the sync
+    one):
     ``repo = await async_repository_from_url("postgresql://...")``; ``await repo.close()``
     or ``async with`` closes the client it made."""
+    options = config_options(url, config, options)
     cls = async_repository_class_for_url(url)
     if cls is AsyncInMemoryChatMemoryRepository:
         return AsyncInMemoryChatMemoryRepository()

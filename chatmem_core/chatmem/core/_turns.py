@@ -5,13 +5,21 @@ the run completes; an exception, a cancellation or KeyboardInterrupt leaves the 
 history exactly as it was. Load errors propagate: a failing store is never an empty history.
 Preprocessors map a message list to a message list and run in the order given, at load and
 at store.
+
+``with ChatTurn(repo, id)`` takes a sync repository; ``async with ChatTurn(repo, id)`` takes
+an async one (``Async*ChatMemoryRepository``) and awaits its I/O, so the turn never blocks
+the event loop. A sync repository under ``async with`` runs its two calls in a worker thread
+(``asyncio.to_thread``) for the same reason.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 
+from ._async_repository import AsyncChatMemoryRepository
+from ._contract import is_async_repository
 from ._errors import InvalidArgumentError
 from ._messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
 from ._repository import ChatMemoryRepository
@@ -65,18 +73,25 @@ class ChatTurn:
     """One agent turn: ``with ChatTurn(repo, id) as turn: turn.append(...)``.
 
     ``turn.messages`` is the loaded (preprocessed) history plus what the turn appended.
-    On a clean exit the transcript, preprocessed again, replaces the stored history.
+    On a clean exit the transcript, preprocessed again, is stored: when it still begins with
+    the stored history (no preprocessor rewrote it) only the new messages are appended, in
+    one atomic append that loses nothing to a concurrent writer; otherwise it replaces the
+    stored history. ``last=n`` loads only the newest ``n`` messages (a read bounded in the
+    store, however long the conversation): preprocessors then shape what the model sees, and
+    the turn's own messages are appended as given.
     """
 
     def __init__(
         self,
-        repository: ChatMemoryRepository,
+        repository: ChatMemoryRepository | AsyncChatMemoryRepository,
         conversation_id: str,
         *,
         preprocessors: Sequence[Preprocessor] = (),
+        last: int | None = None,
     ) -> None:
         self.repository = repository
         self.conversation_id = validate_conversation_id(conversation_id)
+        self.last = None if last is None else validate_positive_int(last, "last")
         for i, p in enumerate(preprocessors):
             if not callable(p):
                 raise InvalidArgumentError(f"preprocessors[{i}]", "must be callable")
@@ -84,6 +99,35 @@ class ChatTurn:
         self.history: list[Message] = []
         self.added: list[Message] = []
         self.stored = False
+        self._loaded: list[Message] = []  # what the store held, as read
+
+    def _read_plan(self) -> tuple[str, int | None]:
+        """The read to make: ``("find_last", n)`` for a bounded load the repository can do
+        in the store, else ``("find_by_conversation_id", n)`` (sliced here when n is set)."""
+        if self.last is not None and callable(getattr(self.repository, "find_last", None)):
+            return "find_last", self.last
+        return "find_by_conversation_id", self.last
+
+    def _loaded_now(self, stored: list[Message], n: int | None) -> list[Message]:
+        self._loaded = stored[-n:] if n is not None else stored
+        self.history = apply_preprocessors(self.preprocessors, self._loaded)
+        return self.history
+
+    def _write_plan(self) -> tuple[str, list[Message]]:
+        """``("append", new)``, ``("save_all", transcript)`` or ``("none", [])``."""
+        if self.last is not None:
+            new = list(self.added)
+        else:
+            transcript = apply_preprocessors(self.preprocessors, self.messages)
+            n = len(self._loaded)
+            if transcript[:n] != self._loaded:
+                return "save_all", transcript
+            new = transcript[n:]
+        if not new:
+            return "none", []
+        if callable(getattr(self.repository, "append", None)):
+            return "append", new
+        return "save_all", [*self._loaded, *new]  # a plain Protocol store: replace
 
     @property
     def messages(self) -> list[Message]:
@@ -94,16 +138,49 @@ class ChatTurn:
         """Add this turn's messages (the user input, the replies, tool traffic)."""
         self.added.extend(validate_messages(messages))
 
+    def _sync_repository(self) -> ChatMemoryRepository:
+        repo = self.repository
+        if is_async_repository(repo):
+            raise InvalidArgumentError(
+                "repository", "is an async repository: use `async with ChatTurn(...)`"
+            )
+        assert isinstance(repo, ChatMemoryRepository)
+        return repo
+
     def load(self) -> list[Message]:
         """Read and preprocess the stored history (errors propagate)."""
-        stored = self.repository.find_by_conversation_id(self.conversation_id)
-        self.history = apply_preprocessors(self.preprocessors, stored)
-        return self.history
+        method, n = self._read_plan()
+        read = getattr(self._sync_repository(), method)
+        stored = (
+            read(self.conversation_id, n) if method == "find_last" else read(self.conversation_id)
+        )
+        return self._loaded_now(stored, n)
 
     def commit(self) -> None:
-        """Store the preprocessed transcript, replacing the stored history."""
-        transcript = apply_preprocessors(self.preprocessors, self.messages)
-        self.repository.save_all(self.conversation_id, transcript)
+        """Store the turn (see the class docstring)."""
+        method, messages = self._write_plan()
+        if method != "none":
+            getattr(self._sync_repository(), method)(self.conversation_id, messages)
+        self.stored = True
+
+    async def aload(self) -> list[Message]:
+        """``load`` for ``async with``: awaits an async repository (a sync one runs in a
+        worker thread), so the event loop never waits on the store."""
+        if not is_async_repository(self.repository):
+            return await asyncio.to_thread(self.load)
+        method, n = self._read_plan()
+        args = (self.conversation_id, n) if method == "find_last" else (self.conversation_id,)
+        stored = await getattr(self.repository, method)(*args)
+        return self._loaded_now(stored, n)
+
+    async def acommit(self) -> None:
+        """``commit`` for ``async with`` (see ``aload``)."""
+        if not is_async_repository(self.repository):
+            await asyncio.to_thread(self.commit)
+            return
+        method, messages = self._write_plan()
+        if method != "none":
+            await getattr(self.repository, method)(self.conversation_id, messages)
         self.stored = True
 
     def __enter__(self) -> ChatTurn:
@@ -120,7 +197,8 @@ class ChatTurn:
             self.commit()
 
     async def __aenter__(self) -> ChatTurn:
-        return self.__enter__()
+        await self.aload()
+        return self
 
     async def __aexit__(
         self,
@@ -128,4 +206,5 @@ class ChatTurn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            await self.acommit()

@@ -18,6 +18,8 @@ our own packages. What a backend gets here:
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
   verifies once, in ``"never"`` mode, that the schema exists;
+- ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
+  only rows it has not seen (see its module for why that can never serve stale data);
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
   maps driver exception classes onto ``BackendUnavailableError`` / ``BackendError`` (the
   driver's exception stays as ``__cause__``).
@@ -25,6 +27,7 @@ our own packages. What a backend gets here:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
@@ -40,6 +43,7 @@ from ._contract import (
     stamp,
     window_source,
 )
+from ._decode_cache import DEFAULT_DECODE_CACHE_SIZE, DecodeCache
 from ._errors import (
     BackendError,
     BackendUnavailableError,
@@ -80,6 +84,7 @@ def error_translator(
     unavailable: ErrorClasses = (),
     failures: ErrorClasses = (),
     classify: Classifier | None = None,
+    logger: str | None = None,
 ) -> Callable[[str], AbstractContextManager[None]]:
     """Build a backend's ``translate_errors(what)`` context manager.
 
@@ -87,9 +92,11 @@ def error_translator(
     ``BackendUnavailableError`` and one in ``failures`` becomes ``BackendError``, each naming
     ``store`` and ``what``; ``classify(exc, what)`` is asked first and may return a more
     precise chatmem error (``SchemaError``, an unknown-outcome timeout...) or None. chatmem's
-    own errors and anything else pass through unchanged.
+    own errors and anything else pass through unchanged. Lost connections are logged at
+    WARNING on ``logger`` (default ``chatmem.<store>``), other translated errors at DEBUG.
     """
     caught = (*unavailable, *failures)
+    log = logging.getLogger(logger or f"chatmem.{store.lower()}")
 
     @contextmanager
     def translate_errors(what: str) -> Iterator[None]:
@@ -104,6 +111,10 @@ def error_translator(
                     error = BackendUnavailableError(f"{store} unreachable during {what}: {exc}")
                 else:
                     error = BackendError(f"{store} failed during {what}: {exc}")
+            if isinstance(error, BackendUnavailableError):
+                log.warning("%s", error)  # the connection is gone: operators want to know
+            else:
+                log.debug("%s", error)
             raise error from exc
 
     return translate_errors
@@ -111,6 +122,7 @@ def error_translator(
 
 __all__ = [
     "ASYNC_TWIN",
+    "DEFAULT_DECODE_CACHE_SIZE",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_SCHEMA_MODE",
     "MAX_CONVERSATION_ID_LENGTH",
@@ -125,6 +137,7 @@ __all__ = [
     "ChatMemoryError",
     "ConcurrencyError",
     "ConversationIdPage",
+    "DecodeCache",
     "InvalidArgumentError",
     "InvalidIdentifierError",
     "MissingDependencyError",

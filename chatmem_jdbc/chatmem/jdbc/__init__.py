@@ -7,6 +7,8 @@ from chatmem.core.backend import require
 
 require("sqlalchemy", "sqlite")
 
+from ._async_engine import make_async_engine  # noqa: E402
+from ._async_repository import AsyncJdbcChatMemoryRepository  # noqa: E402
 from ._config import DEFAULT_INITIALIZE_SCHEMA, DEFAULT_TABLE_NAME, JdbcConfig  # noqa: E402
 from ._dialects import DIALECTS, SqlDialect  # noqa: E402
 from ._engine import make_engine  # noqa: E402
@@ -20,11 +22,13 @@ __all__ = [
     "DEFAULT_MEMORY_TABLE_NAME",
     "DEFAULT_TABLE_NAME",
     "DIALECTS",
+    "AsyncJdbcChatMemoryRepository",
     "JdbcChatMemoryRepository",
     "JdbcConfig",
     "JdbcMemoryRecordRepository",
     "SqlDialect",
     "build_tables",
+    "make_async_engine",
     "make_engine",
     "memory_schema_sql",
     "schema_sql",

@@ -2,42 +2,27 @@
 
 ``SqlDialect`` is the portable default built on SQLAlchemy Core; a dialect subclass overrides
 only what Core does not abstract: column types and collations, how a write transaction
-begins, which errors mean "lost a race, retry", and (where the database allows it) a faster
-append. An unknown dialect is an error listing the supported ones.
+begins and locks the conversation, which errors mean "lost a race, retry", and (where the
+database allows it) a faster append. Dialects do no I/O: they hand statements and flags to
+the repository, whose async source and generated sync twin run them. An unknown dialect is
+an error listing the supported ones.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Dialect, Engine
+from sqlalchemy.engine import CursorResult, Dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.types import TypeDecorator
 
 from chatmem.core.backend import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from chatmem.core import Message
-
     from ._schema import Tables
-    from ._statements import Statements
-
-
-class FastPath(Protocol):
-    """The window's two hot operations on the driver's own connection (SQL compiled once by
-    SQLAlchemy), where SQLAlchemy's per-statement bookkeeping costs as much as the statement."""
-
-    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        """Every system message plus the last ``non_system_limit`` others, oldest first."""
-        ...
-
-    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
-        """Append atomically; False when it lost a race (the caller retries)."""
-        ...
 
 
 # engine.dialect.name -> "module:Class" (imported only when used)
@@ -107,32 +92,23 @@ class SqlDialect:
         """Set dialect options on the built tables, keys and index (for example SQL Server's
         nonclustered primary keys); nothing by default."""
 
-    @contextmanager
-    def write(self, engine: Engine) -> Iterator[Connection]:
-        """A connection inside a write transaction, committed on success."""
-        with engine.begin() as conn:
-            yield conn
+    write_begin: ClassVar[str | None] = None
+    """SQL that opens a write transaction on an autocommit connection (SQLite: ``BEGIN
+    IMMEDIATE``, which takes the write lock up front); None: the driver's own BEGIN."""
 
-    def lock_conversation(self, conn: Connection, conversations: sa.Table, cid: str) -> int | None:
-        """Lock the conversation's row for this transaction; its next position or None."""
-        stmt = (
-            sa.select(conversations.c.next_position)
-            .where(conversations.c.conversation_id == cid)
+    def lock_statement(self, conversations: sa.Table) -> Any:
+        """Read the conversation's ``next_position`` (binds ``cid``) and lock its row until
+        the write transaction ends."""
+        c = conversations.c
+        return (
+            sa.select(c.next_position)
+            .where(c.conversation_id == sa.bindparam("cid"))
             .with_for_update()
         )
-        value = conn.execute(stmt).scalar_one_or_none()
-        return None if value is None else int(value)
 
     def is_retryable(self, exc: DBAPIError) -> bool:
         """True when the error means a concurrent writer won (duplicate key, deadlock)."""
         return isinstance(exc, IntegrityError)
-
-    def fast_path(
-        self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
-    ) -> FastPath | None:
-        """A ``FastPath`` for this engine's driver, or None to run everything through
-        SQLAlchemy."""
-        return None
 
     def reserve_statement(self, conversations: sa.Table) -> Any | None:
         """One statement that creates or bumps the conversation row by ``:k`` positions and
@@ -140,9 +116,9 @@ class SqlDialect:
         database has no upsert with RETURNING (the repository then locks, reads, updates)."""
         return None
 
-    def run_reserve(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> int:
-        """Run ``reserve_statement``; the conversation's new ``next_position``."""
-        return int(conn.execute(stmt, params).scalar_one())
+    def reserved_position(self, result: CursorResult[Any]) -> int:
+        """The conversation's new ``next_position`` from ``reserve_statement``'s result."""
+        return int(result.scalar_one())
 
     def append_statement(self, tables: Tables) -> Any | None:
         """One statement that reserves positions and appends a batch after every stored row,
@@ -175,6 +151,26 @@ def upsert_returning(insert: Any, conversations: sa.Table) -> Any:
             "updated_at": stmt.excluded.updated_at,
         },
     ).returning(c.next_position)
+
+
+ASYNC_DIALECTS = ("mariadb", "mysql", "postgresql", "sqlite")
+"""The databases the async twin supports (SQL Server and Oracle have no async twin yet)."""
+
+
+def no_async_twin(name: str) -> InvalidArgumentError:
+    """The error for a database the async twin does not support."""
+    return InvalidArgumentError(
+        "url",
+        f"there is no async twin for the {name!r} dialect in chatmem.jdbc (async dialects: "
+        f"{', '.join(ASYNC_DIALECTS)}); use JdbcChatMemoryRepository for {name!r}",
+    )
+
+
+def async_dialect_for(name: str) -> SqlDialect:
+    """``dialect_for`` for the async twin: a database it does not support is an error."""
+    if name not in ASYNC_DIALECTS:
+        raise no_async_twin(name)
+    return dialect_for(name)
 
 
 def dialect_for(name: str) -> SqlDialect:

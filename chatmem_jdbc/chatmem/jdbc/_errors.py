@@ -7,7 +7,7 @@ driver's own connection wrap the driver's exception the way SQLAlchemy would
 
 from __future__ import annotations
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
 from chatmem.core import BackendError, BackendUnavailableError, ChatMemoryError, SchemaError
@@ -46,12 +46,12 @@ its unavailable kind) or ``SchemaError`` when the tables are missing."""
 
 
 def as_dbapi_error(
-    exc: Exception, sql: str, engine: Engine, dbapi_base: type[Exception], *, lost: bool = False
+    exc: Exception, sql: str, dialect: Dialect, dbapi_base: type[Exception], *, lost: bool = False
 ) -> Exception:
     """The exception SQLAlchemy would have raised for driver exception ``exc`` (normally a
     ``DBAPIError`` subclass chosen by the driver's error class)."""
     wrapped: Exception = DBAPIError.instance(
-        sql, None, exc, dbapi_base, connection_invalidated=lost, dialect=engine.dialect
+        sql, None, exc, dbapi_base, connection_invalidated=lost, dialect=dialect
     )
     return wrapped
 

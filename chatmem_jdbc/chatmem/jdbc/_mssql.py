@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import mssql
-from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from ._dialects import SqlDialect, Utf8Id
@@ -61,9 +60,8 @@ class MssqlDialect(SqlDialect):
         for table in (tables.conversations, tables.messages):
             table.primary_key.dialect_kwargs["mssql_clustered"] = False
 
-    def lock_conversation(self, conn: Connection, conversations: sa.Table, cid: str) -> int | None:
-        value = conn.execute(lock_statement(conversations), {"cid": cid}).scalar_one_or_none()
-        return None if value is None else int(value)
+    def lock_statement(self, conversations: sa.Table) -> Any:
+        return lock_statement(conversations)
 
     def is_retryable(self, exc: DBAPIError) -> bool:
         return isinstance(exc, IntegrityError) or _errno(exc) in RETRYABLE_ERRNOS

@@ -1,4 +1,5 @@
-"""MySQL 8 and MariaDB 10.5+ (PyMySQL): what SQLAlchemy Core does not abstract.
+"""MySQL 8 and MariaDB 10.5+ (PyMySQL; the async twin: aiomysql): what SQLAlchemy Core does
+not abstract.
 
 - Ids: ``VARBINARY(1020)`` holding the id's UTF-8 bytes (255 characters of at most 4 bytes).
   Binary strings compare byte for byte with no padding, on both products and whatever the
@@ -26,7 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import DBAPIError
 
 from ._dialects import SqlDialect, Utf8Id
@@ -40,7 +41,7 @@ def utf8mb4_longtext() -> sa.types.TypeEngine[Any]:
 
 
 class MysqlDialect(SqlDialect):
-    """MySQL 8.0+ and MariaDB 10.5+ through PyMySQL (InnoDB)."""
+    """MySQL 8.0+ and MariaDB 10.5+ through PyMySQL or aiomysql (InnoDB)."""
 
     name = "mysql"
     limit_in_union_member = True
@@ -73,9 +74,10 @@ class MysqlDialect(SqlDialect):
             updated_at=sa.bindparam("now"),
         )
 
-    def run_reserve(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> int:
-        # LAST_INSERT_ID(expr) sets the OK packet's insert id, which PyMySQL reports here.
-        return int(conn.execute(stmt, params).lastrowid)
+    def reserved_position(self, result: CursorResult[Any]) -> int:
+        # LAST_INSERT_ID(expr) sets the OK packet's insert id, which PyMySQL (and aiomysql,
+        # built on it) reports here.
+        return int(result.lastrowid)
 
 
 def _errno(exc: DBAPIError) -> int | None:

@@ -14,7 +14,8 @@
   reserved, and, when the batch crosses a multiple of the window bound, deletes the
   non-system rows older than the newest ``trim_to``. Every writer
   locks the conversation row before touching message rows, so writers never deadlock.
-- The append and the window read run on psycopg's own connection (``PsycopgFastPath``), with
+- The append and the window read run on psycopg's own connection (``PsycopgFastPath`` in
+  ``_async_fast.py``, on psycopg's ``AsyncConnection`` in the async twin), with
   the SQL SQLAlchemy compiled once: SQLAlchemy's per-statement bookkeeping cost as much CPU
   as the rest of a turn. Everything else goes through SQLAlchemy.
 - Retry: unique violations, serialization failures (40001) and deadlocks (40P01).
@@ -23,26 +24,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg
-from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
 
-from chatmem.core import Message
-
-from ._codec import from_values, to_row
-from ._dialects import FastPath, SqlDialect, upsert_returning
-from ._errors import as_dbapi_error, translated
-from ._statements import Compiled, Statements
+from ._dialects import SqlDialect, upsert_returning
 
 if TYPE_CHECKING:
     from ._schema import Tables
+    from ._statements import Statements
 
 DECODED = ("position", "message_type", "content", "payload", "created_at")
 """The columns the fast path's window read fetches: ``from_values``'s arguments, in order."""
@@ -84,15 +79,6 @@ class PostgresDialect(SqlDialect):
     def append_statement(self, tables: Tables) -> Any | None:
         return build_append(tables, self.id_type())
 
-    def fast_path(
-        self, engine: Engine, tables: Tables, statements: Statements, reserve_sql: Any
-    ) -> FastPath | None:
-        if engine.dialect.driver != "psycopg":
-            return None
-        window = statements.window
-        decoded = window.with_only_columns(*(window.selected_columns[n] for n in DECODED))
-        return PsycopgFastPath.create(self, engine, decoded, build_append(tables, self.id_type()))
-
     def append_parameters(
         self, cid: str, rows: Sequence[dict[str, Any]], trim_to: int | None
     ) -> dict[str, Any]:
@@ -104,6 +90,14 @@ class PostgresDialect(SqlDialect):
             "skip": None if trim_to is None else trim_to - 1,
             "batch": batch_json(rows),
         }
+
+
+def fast_path_statements(dialect: PostgresDialect, tables: Tables, statements: Statements) -> Any:
+    """``(window, append)`` for the psycopg fast path: the window read fetching only
+    ``DECODED``, and the one-statement append."""
+    window = statements.window
+    decoded = window.with_only_columns(*(window.selected_columns[n] for n in DECODED))
+    return decoded, build_append(tables, dialect.id_type())
 
 
 def batch_json(rows: Sequence[dict[str, Any]]) -> str:
@@ -173,85 +167,6 @@ def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
     )
     columns = ["conversation_id", "position", "is_system", "message_type", "content"]
     return sa.insert(m).from_select([*columns, "payload", "created_at"], rows).add_cte(trimmed)
-
-
-class PsycopgFastPath:
-    """Window read and append on the pooled psycopg connection, in autocommit (one round
-    trip each); driver errors go through the same translation as SQLAlchemy's."""
-
-    def __init__(
-        self, dialect: PostgresDialect, engine: Engine, window: Compiled, append: Compiled
-    ) -> None:
-        self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
-
-    @classmethod
-    def create(
-        cls, dialect: PostgresDialect, engine: Engine, window: Any, append: Any
-    ) -> PsycopgFastPath | None:
-        """The fast path, or None when a statement needs SQLAlchemy's parameter processing."""
-        compiled = Compiled(window, engine), Compiled(append, engine)
-        if not all(c.plain for c in compiled):
-            return None
-        return cls(dialect, engine, *compiled)
-
-    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        with self._cursor(self.window, "reading the window") as cur:
-            cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
-            rows = cur.fetchall()
-        return [from_values(*r) for r in rows]
-
-    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
-        rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
-        params = self.append_sql.params(**self.dialect.append_parameters(cid, rows, trim_to))
-        try:
-            with self._cursor(self.append_sql, "appending") as cur:
-                cur.execute(self.append_sql.sql, params)
-        except _LostRace:
-            return False
-        return True
-
-    @contextmanager
-    def _cursor(self, stmt: Compiled, what: str) -> Iterator[Any]:
-        import psycopg
-
-        try:
-            raw = self.engine.raw_connection()
-        except psycopg.Error as exc:  # the pool hands out the driver's connect error as is
-            error = self._translated(exc, stmt, what, lost=True)
-            raise error from error.__cause__
-        try:
-            conn = raw.driver_connection
-            assert conn is not None
-            conn.autocommit = True  # client-side in psycopg: no round trip
-            try:
-                with conn.cursor() as cur:
-                    yield cur
-            finally:
-                if not conn.closed:
-                    conn.autocommit = False
-        except psycopg.Error as exc:
-            lost = self.engine.dialect.is_disconnect(cast(Any, exc), raw.dbapi_connection, None)
-            if lost:
-                raw.invalidate(exc)
-            error = self._translated(exc, stmt, what, lost=lost)
-            raise error from error.__cause__
-        finally:
-            raw.close()
-
-    def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
-        """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
-        import psycopg
-
-        wrapped = as_dbapi_error(exc, stmt.sql, self.engine, psycopg.Error, lost=lost)
-        if not isinstance(wrapped, DBAPIError):
-            return wrapped
-        if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
-            return _LostRace()
-        return translated(wrapped, what)
-
-
-class _LostRace(Exception):
-    """A concurrent writer won; the append is retried."""
 
 
 def _sqlstate(exc: DBAPIError) -> str | None:

@@ -1,4 +1,8 @@
-"""``JdbcChatMemoryRepository``: chat memory in a SQL database through SQLAlchemy 2.
+# Generated from chatmem_jdbc/chatmem/jdbc/_async_repository.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
+"""The SQL chat memory repository, through SQLAlchemy 2. Written once as async code (the async
+twin runs on SQLAlchemy's asyncio engine: aiosqlite, psycopg's async mode, aiomysql); the
+sync twin is generated from it by ``scripts/unasync.py``.
 
 Every write is one transaction that first locks the conversation's row in
 ``<table>_conversation`` (SQLite: BEGIN IMMEDIATE), so appends, replaces and window edits on
@@ -10,8 +14,9 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -19,11 +24,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from chatmem.core import Message, SchemaCheck, SchemaMode
+from chatmem.core import Message, SchemaMode
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     ConversationIdPage,
     OwnedClientMixin,
+    SchemaCheck,
     WindowEdit,
     owning,
     retry,
@@ -31,21 +37,25 @@ from chatmem.core.backend import (
 
 from ._codec import from_row, to_row
 from ._config import JdbcConfig
-from ._dialects import FastPath, SqlDialect, dialect_for
+from ._dialects import SqlDialect, dialect_for
 from ._engine import make_engine
 from ._errors import translate_errors
-from ._schema import Tables, build_tables, create_tables, schema_sql, schema_statements
+from ._fast import FastPath, fast_path_for
+from ._schema import Tables, build_tables, is_create_race, schema_sql, schema_statements
 from ._statements import Statements, build_statements
 
 T = TypeVar("T")
 
 
 class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
-    """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle.
+    """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle (the async twin:
+    SQLite, PostgreSQL, MySQL/MariaDB; the others raise ``InvalidArgumentError``).
 
-    Pass a SQLAlchemy ``Engine`` (never disposed by us) or a URL string; use ``from_url`` for
-    the URL form with engine options. An engine made from a URL is the repository's own:
-    ``close()`` (or leaving a ``with`` block) disposes it.
+    Pass a SQLAlchemy engine (the async twin: an asyncio engine; never disposed by us) or a
+    URL string; use ``from_url`` for the URL form with engine options. An engine made from a
+    URL is the repository's own: ``close()`` (or leaving a ``with`` block) disposes it. The
+    async twin built on an engine creates the schema on its first call (a constructor cannot
+    await); the async ``from_url`` creates it before returning, as the sync constructor does.
     """
 
     def __init__(
@@ -77,16 +87,16 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._sql: Statements = build_statements(
             self.tables, limit_in_union_member=self.dialect.limit_in_union_member
         )
+        self._lock_sql = self.dialect.lock_statement(self.tables.conversations)
         self._reserve_sql = self.dialect.reserve_statement(self.tables.conversations)
-        self._fast: FastPath | None = self.dialect.fast_path(
-            self.engine, self.tables, self._sql, self._reserve_sql
+        self._fast: FastPath | None = fast_path_for(
+            self.dialect, self.engine, self.tables, self._sql, self._reserve_sql
         )
         self._append_sql = self.dialect.append_statement(self.tables)
         url = self.engine.url
+        memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
         self._serial: AbstractContextManager[Any] = (
-            _LOCK_FOR_MEMORY_DB
-            if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
-            else nullcontext()
+            _memory_lock(self.engine) if memory else nullcontext()
         )
         mode = self.config.initialize_schema
         self._schema_check = SchemaCheck(
@@ -97,15 +107,26 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if mode == "always" or (mode == "embedded" and self.dialect.embedded):
             self.create_schema()
 
+    def _initialize(self) -> None:
+        self.create_schema()
+
     @classmethod
     def from_url(
         cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
     ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
-        ``postgresql+psycopg://user:pw@host/db``; ``close()`` disposes the engine made."""
+        ``postgresql+psycopg://user:pw@host/db`` (the async twin picks the asyncio driver:
+        aiosqlite, psycopg, aiomysql) and create the schema now; ``close()`` disposes the
+        engine made."""
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_engine(url, **(engine_options or {}))
-        return owning(engine, engine.dispose, lambda: cls(engine, **options))
+
+        def build() -> JdbcChatMemoryRepository:
+            repository = cls(engine, **options)
+            repository._ensure_initialized()  # the schema, at once (sync: already)
+            return repository
+
+        return owning(engine, engine.dispose, build)
 
     # -- schema ----------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
@@ -130,30 +151,41 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
         write lock is taken up front, so no connection has to upgrade a read lock, which
         SQLite refuses at once with "database is locked"); servers retry a lost race."""
+        _to_the_end(self._create_schema())
+        self._schema_check.passed()
+
+    def _create_schema(self) -> bool:
         what = "creating the chat memory schema"
         with translate_errors(what), self._serial:
             if self.dialect.embedded:
-                retry(self._create_in_transaction, what=what)
-            else:
-                create_tables(self.tables.metadata, self.engine, what)
-        self._schema_check.passed()
+                return retry(self._create_in_transaction, what=what)
+            return retry(self._create_on_server, attempts=5, what=what, retry_on=is_create_race)
 
     def _create_in_transaction(self) -> bool | None:
         try:
-            with self.dialect.write(self.engine) as conn:
-                self.tables.metadata.create_all(conn, checkfirst=True)
+            with self._transaction() as conn:
+                _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
             return True
         except DBAPIError as exc:
-            if self.dialect.is_retryable(exc) or "exist" in str(exc.orig).lower():
+            if self.dialect.is_retryable(exc) or is_create_race(exc):
                 return None
             raise
 
+    def _create_on_server(self) -> bool:
+        with self.engine.begin() as conn:
+            _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
+        return True
+
     def _missing_tables(self) -> list[str]:
         """The tables of this repository that the database lacks (``"never"`` mode check)."""
-        with translate_errors("checking the chat memory schema"), self._serial:
-            inspector = sa.inspect(self.engine)
-            names = (self.tables.conversations.name, self.tables.messages.name)
-            return [f"table {n}" for n in names if not inspector.has_table(n)]
+        return _to_the_end(self._find_missing_tables())
+
+    def _find_missing_tables(self) -> list[str]:
+        names = (self.tables.conversations.name, self.tables.messages.name)
+        what = "checking the chat memory schema"
+        with translate_errors(what), self._serial, self.engine.connect() as conn:
+            present = _on_connection(conn, _present_tables, names)
+        return [f"table {n}" for n in names if n not in present]
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -161,13 +193,18 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         stmt = self._sql.list_first
         if after is not None:
             stmt, params["after"] = self._sql.list_after, after
-        ids = self._read(lambda conn: [r[0] for r in conn.execute(stmt, params)], "listing")
+
+        def ids_of(conn: Connection) -> list[str]:
+            return [r[0] for r in conn.execute(stmt, params)]
+
+        ids = self._read(ids_of, "listing")
         page = ids[:limit]
         return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
 
     def _rows(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> list[Message]:
         # .all() fetches in one call; iterating fetches row by row (measurably slower).
-        return [from_row(r) for r in conn.execute(stmt, params).mappings().all()]
+        result = conn.execute(stmt, params)
+        return [from_row(r) for r in result.mappings().all()]
 
     def _find(self, cid: str) -> list[Message]:
         return self._read(lambda conn: self._rows(conn, self._sql.find, {"cid": cid}), "reading")
@@ -180,11 +217,14 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
             self._schema_check()
-            with self._serial:
-                return self._fast.read_window(cid, non_system_limit)
+            return _to_the_end(self._fast_read(self._fast, cid, non_system_limit))
         return self._read(
             lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
         )
+
+    def _fast_read(self, fast: FastPath, cid: str, limit: int) -> list[Message]:
+        with self._serial:
+            return fast.read_window(cid, limit)
 
     def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
         rows = self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
@@ -221,7 +261,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 with self._serial:
                     return fast.append(cid, messages, trim_to) or None
 
-            retry(attempt, what="appending")
+            _to_the_end(retry(attempt, what="appending"))
             return
         if self._append_sql is not None:
             rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
@@ -261,9 +301,10 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _lock_or_create(self, conn: Connection, cid: str, next_position: int) -> int | None:
         """Lock the conversation row and return its next position, or create it with
         ``next_position`` and return None (a duplicate-key race retries the transaction)."""
-        current = self.dialect.lock_conversation(conn, self.tables.conversations, cid)
+        result = conn.execute(self._lock_sql, {"cid": cid})
+        current = result.scalar_one_or_none()
         if current is not None:
-            return current
+            return int(current)
         conn.execute(
             sa.insert(self.tables.conversations).values(
                 conversation_id=cid, next_position=next_position, updated_at=_now()
@@ -275,7 +316,8 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """Reserve ``count`` positions under the row lock; the first one reserved."""
         if self._reserve_sql is not None:
             params = {"cid": cid, "k": count, "now": _now()}
-            return self.dialect.run_reserve(conn, self._reserve_sql, params) - count
+            result = conn.execute(self._reserve_sql, params)
+            return self.dialect.reserved_position(result) - count
         current = self._lock_or_create(conn, cid, count)
         if current is None:
             return 0
@@ -293,27 +335,53 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _trim(self, conn: Connection, cid: str, keep: int) -> None:
         """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
-        cut = conn.execute(self._sql.trim_cut, {"cid": cid, "skip": keep - 1}).scalar_one_or_none()
+        result = conn.execute(self._sql.trim_cut, {"cid": cid, "skip": keep - 1})
+        cut = result.scalar_one_or_none()
         if cut is not None:
             conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": cut})
 
     def _drop_if_empty(self, conn: Connection, cid: str) -> None:
-        if conn.execute(self._sql.any_left, {"cid": cid}).first() is None:
+        result = conn.execute(self._sql.any_left, {"cid": cid})
+        if result.first() is None:
             conn.execute(self._sql.delete_conversation, {"cid": cid})
 
     def _read(self, fn: Callable[[Connection], T], what: str) -> T:
         self._schema_check()
+        return _to_the_end(self._run_read(fn, what))
+
+    def _run_read(self, fn: Callable[[Connection], T], what: str) -> T:
         with translate_errors(what), self._serial, self.engine.connect() as conn:
             if self.dialect.read_isolation is not None:
                 conn.execution_options(isolation_level=self.dialect.read_isolation)
             return fn(conn)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        """A connection inside a write transaction, committed on success: the dialect's
+        ``write_begin`` on an autocommit connection (SQLite: BEGIN IMMEDIATE), else the
+        driver's own BEGIN."""
+        begin = self.dialect.write_begin
+        if begin is None:
+            with self.engine.begin() as conn:
+                yield conn
+            return
+        with self.engine.connect() as raw:
+            conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+            conn.exec_driver_sql(begin)
+            try:
+                yield conn
+            except BaseException:
+                if not conn.invalidated:  # SQLAlchemy drops a connection a cancel cut off
+                    conn.exec_driver_sql("ROLLBACK")
+                raise
+            conn.exec_driver_sql("COMMIT")
 
     def _write(self, fn: Callable[[Connection], None], what: str) -> None:
         """Run ``fn`` in a write transaction, re-run when it lost a race."""
         self._schema_check()
 
         def attempt() -> bool:
-            with self._serial, self.dialect.write(self.engine) as conn:
+            with self._serial, self._transaction() as conn:
                 fn(conn)
             return True
 
@@ -326,7 +394,8 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
         def attempt() -> bool:
             with self._serial, self.engine.connect() as conn:
-                conn.execution_options(isolation_level="AUTOCOMMIT").execute(stmt, params)
+                auto = conn.execution_options(isolation_level="AUTOCOMMIT")
+                auto.execute(stmt, params)
             return True
 
         self._retried(attempt, what)
@@ -338,10 +407,33 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
 
         with translate_errors(what):
-            retry(attempt, what=what, retry_on=lost_race)
+            _to_the_end(retry(attempt, what=what, retry_on=lost_race))
 
 
-_LOCK_FOR_MEMORY_DB = threading.RLock()
+def _to_the_end(work: T) -> T:
+    """The sync twin is never cancelled mid-call: the work has already run."""
+    return work
+
+
+def _on_connection(conn: Connection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL); the async twin
+    runs it through ``run_sync``, in SQLAlchemy's greenlet."""
+    return fn(conn, *args, **kw)
+
+
+def _present_tables(conn: Any, names: Sequence[str]) -> set[str]:
+    inspector = sa.inspect(conn)
+    return {n for n in names if inspector.has_table(n)}
+
+
+_MEMORY_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+
+
+def _memory_lock(engine: Engine) -> threading.Lock:
+    """One lock per ``:memory:`` engine: its one shared connection serves one caller at a
+    time."""
+    key = engine
+    return _MEMORY_LOCKS.setdefault(key, threading.Lock())
 
 
 def _position(message: Message) -> int:

@@ -100,7 +100,9 @@ def create_tables(metadata: sa.MetaData, engine: Engine, what: str) -> None:
         metadata.create_all(engine, checkfirst=True)
         return True
 
-    def lost_race(exc: Exception) -> bool:
-        return isinstance(exc, DBAPIError) and "exist" in str(exc.orig).lower()
+    retry(attempt, attempts=5, what=what, retry_on=is_create_race)
 
-    retry(attempt, attempts=5, what=what, retry_on=lost_race)
+
+def is_create_race(exc: Exception) -> bool:
+    """True when a ``CREATE`` failed because a concurrent process created the object first."""
+    return isinstance(exc, DBAPIError) and "exist" in str(exc.orig).lower()

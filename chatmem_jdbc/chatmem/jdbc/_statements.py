@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Dialect
 
 from ._schema import Tables
 
@@ -80,12 +80,12 @@ def build_statements(t: Tables, *, limit_in_union_member: bool = False) -> State
 
 
 class Compiled:
-    """A statement compiled once for an engine, to run on the driver's own connection (the
+    """A statement compiled once for an engine's dialect, to run on the driver's own connection (the
     fast paths): its SQL, its positional parameter order (for ``?``/``%s`` drivers), its
     constant parameters, and whether it needs none of SQLAlchemy's parameter processing."""
 
-    def __init__(self, stmt: Any, engine: Engine) -> None:
-        compiled = stmt.compile(dialect=engine.dialect)
+    def __init__(self, stmt: Any, dialect: Dialect) -> None:
+        compiled = stmt.compile(dialect=dialect)
         self.sql: str = compiled.string
         self.order: tuple[str, ...] = tuple(compiled.positiontup or ())
         self.defaults: dict[str, Any] = {n: b.value for b, n in compiled.bind_names.items()}

@@ -1,12 +1,15 @@
 """chatmem.mongo: chat memory in MongoDB, one document per conversation.
 
-Install with ``pip install "chatmem[mongo]"`` (pymongo only).
+Install with ``pip install "chatmem[mongo]"`` (pymongo only: its own asyncio API serves
+``AsyncMongoChatMemoryRepository``).
 """
 
 from chatmem.core.backend import require
 
 require("pymongo", "mongo")
 
+from ._async_indexes import async_ensure_indexes  # noqa: E402
+from ._async_repository import AsyncMongoChatMemoryRepository  # noqa: E402
 from ._codec import escape_key, from_document, to_document, unescape_key  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_COLLECTION_NAME,
@@ -14,9 +17,10 @@ from ._config import (  # noqa: E402
     DEFAULT_TTL,
     MongoConfig,
 )
+from ._indexes import ensure_indexes  # noqa: E402
 from ._memories import DEFAULT_MEMORY_COLLECTION_NAME, MongoMemoryRecordRepository  # noqa: E402
 from ._repository import MongoChatMemoryRepository  # noqa: E402
-from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX, ensure_indexes  # noqa: E402
+from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX  # noqa: E402
 
 __all__ = [
     "DEFAULT_COLLECTION_NAME",
@@ -26,9 +30,11 @@ __all__ = [
     "LAYOUT_VERSION",
     "POSITION_INDEX",
     "TTL_INDEX",
+    "AsyncMongoChatMemoryRepository",
     "MongoChatMemoryRepository",
     "MongoConfig",
     "MongoMemoryRecordRepository",
+    "async_ensure_indexes",
     "ensure_indexes",
     "escape_key",
     "from_document",

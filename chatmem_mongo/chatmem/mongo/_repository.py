@@ -1,4 +1,11 @@
+# Generated from chatmem_mongo/chatmem/mongo/_async_repository.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``MongoChatMemoryRepository``: chat memory in MongoDB, one document per conversation.
+
+Written once, as async code on PyMongo's own asyncio API (no thread per call); the sync twin,
+on the blocking client, is generated from it by ``scripts/unasync.py``. The pure parts (the
+snapshot cache, the trim, the document shape and codec) live once, in ``_snapshots.py``,
+``_schema.py`` and ``_codec.py``.
 
 Why one document per conversation, rewritten with compare-and-set:
 
@@ -23,7 +30,8 @@ the wire-protocol stand-in this project tests against (nx-27017) stores pushed d
 JSON strings, ignores ``$set`` on ``array.N`` paths, and has neither update pipelines nor a
 working ``$slice`` projection or aggregation over arrays of documents. The operators used here
 (``find_one`` by ``_id``, ``update_one`` with ``$set``/``$setOnInsert``/``$currentDate``,
-``delete_one``, ``find``+``sort``+``limit`` on ``_id``, ``create_index``/``drop_index``) behave
+``delete_one``, ``find``+``sort``+``limit`` on ``_id``, ``listIndexes``,
+``create_index``/``drop_index``) behave
 the same on MongoDB 6/7 and on the stand-in.
 
 The 16 MiB document limit therefore bounds one conversation; a write over it is refused by
@@ -32,25 +40,23 @@ the driver or server (nothing written) and raised as ``InvalidArgumentError("mes
 
 from __future__ import annotations
 
-import secrets
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from pymongo import MongoClient
-from pymongo.collection import Collection
-from pymongo.database import Database
 from pymongo.errors import ConfigurationError, DuplicateKeyError
+from pymongo.synchronous.collection import Collection
+from pymongo.synchronous.database import Database
 
-from chatmem.core import Message, SchemaCheck
+from chatmem.core import Message
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
     OwnedClientMixin,
+    SchemaCheck,
     SchemaError,
     SchemaMode,
     WindowEdit,
@@ -61,6 +67,7 @@ from chatmem.core.backend import (
 from ._codec import from_document, to_document
 from ._config import MongoConfig
 from ._errors import translate_errors
+from ._indexes import ensure_indexes, missing_indexes
 from ._schema import (
     ID,
     MESSAGES,
@@ -69,39 +76,25 @@ from ._schema import (
     REVISION,
     UPDATED_AT,
     conversation_fields,
-    ensure_indexes,
     index_commands,
-    missing_indexes,
 )
+from ._snapshots import Snapshot, SnapshotCache, foreign, is_system, new_rev, trim
 
 MAX_ATTEMPTS = 100
 """Compare-and-set attempts before ConcurrencyError (each failure means another write won)."""
-CACHED_CONVERSATIONS = 256
-CACHED_MESSAGES = 128
-"""The snapshot cache keeps at most this many conversations of at most this many messages."""
 
 _SNAPSHOT_FIELDS = {REVISION: 1, NEXT_POSITION: 1, MESSAGES: 1}
-_TYPE = "type"
-_SYSTEM = "SYSTEM"
+_URL_SCHEMES = ("mongodb://", "mongodb+srv://")
 
-
-class _Snapshot(NamedTuple):
-    """A conversation document as read or written: the CAS token and the stored messages."""
-
-    rev: Any
-    next_position: int
-    docs: tuple[dict[str, Any], ...]
-
-
-_Change = Callable[[_Snapshot | None], tuple[list[dict[str, Any]], int]]
+_Change = Callable[[Snapshot | None], tuple[list[dict[str, Any]], int]]
 
 
 class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in a MongoDB collection (default ``ai_chat_memory``).
 
-    Pass a ``pymongo`` ``Database``, or a ``MongoClient`` plus ``database_name`` (or a client
-    whose URL names a database); the client is never closed by us. ``from_url`` builds (and
-    ``close`` closes) a client of its own.
+    Pass a ``pymongo`` ``Database``, or the ``MongoClient`` plus ``database_name``
+    (or a client whose URL names a database); the client is never closed by us.
+    ``from_url`` builds (and ``close`` closes) a client of its own.
     """
 
     capabilities = frozenset({Capability.TTL})
@@ -122,8 +115,7 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         )
         self.database = _database_of(client, database_name)
         self.collection: Collection[dict[str, Any]] = self.database[self.config.collection_name]
-        self._lock = threading.Lock()
-        self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
+        self._snapshots = SnapshotCache()
         self._schema_check = SchemaCheck(
             self._missing_indexes, f"collection {self.database.name}.{collection_name}"
         )
@@ -135,21 +127,28 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         cls, url: str, *, client_options: dict[str, Any] | None = None, **options: Any
     ) -> MongoChatMemoryRepository:
         """Build from ``mongodb://host:port/dbname`` (the URL must name the database)."""
-        if not isinstance(url, str) or not url.startswith(("mongodb://", "mongodb+srv://")):
+        if not isinstance(url, str) or not url.startswith(_URL_SCHEMES):
             raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
-        try:  # MongoClient connects lazily: only the URL and options are checked here
+        try:  # the client connects lazily: only the URL and options are checked here
             client: MongoClient[Any] = MongoClient(url, **(client_options or {}))
         except (ConfigurationError, TypeError, ValueError) as exc:
             raise InvalidArgumentError("url", f"is not a usable MongoDB URL: {exc}") from exc
-        repo = owning(client, client.close, lambda: cls(client, **options))
-        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
-        return repo
+
+        def build() -> MongoChatMemoryRepository:
+            repo = cls(client, **options)
+            repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
+            return repo
+
+        return owning(client, client.close, build)
 
     def create_schema(self) -> None:
         """Create the position index and reconcile the TTL index with ``ttl`` (race-safe)."""
         with translate_errors("create indexes"):
             ensure_indexes(self.collection, self.config.ttl_seconds)
         self._schema_check.passed()
+
+    def _initialize(self) -> None:
+        self.create_schema()
 
     def _missing_indexes(self) -> list[str]:
         with translate_errors("check indexes"):
@@ -162,7 +161,7 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
         """The index commands for ``options``, built without a connection."""
-        if not isinstance(url, str) or not url.startswith(("mongodb://", "mongodb+srv://")):
+        if not isinstance(url, str) or not url.startswith(_URL_SCHEMES):
             raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
         options.pop("database_name", None)
         options.pop("client_options", None)
@@ -175,7 +174,8 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._schema_check()
         query = {ID: {"$gte": ""}} if after is None else {ID: {"$gt": after}}
         with translate_errors("list conversations"):
-            rows = list(self.collection.find(query, {ID: 1}).sort(ID, 1).limit(limit + 1))
+            cursor = self.collection.find(query, {ID: 1}).sort(ID, 1).limit(limit + 1)
+            rows = cursor.to_list()
         ids = [str(r[ID]) for r in rows[:limit]]
         return ConversationIdPage(ids, ids[-1] if len(rows) > limit else None)
 
@@ -191,13 +191,13 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         snap = self._read(cid)
-        docs = () if snap is None else _trim(snap.docs, non_system_limit)
+        docs = () if snap is None else trim(snap.docs, non_system_limit)
         return [from_document(d) for d in docs]
 
     # -- writes ------------------------------------------------------------------------
     def _save_all(self, cid: str, messages: list[Message]) -> None:
         docs = [to_document(m, i) for i, m in enumerate(messages)]
-        rev = _new_rev()
+        rev = new_rev()
         update = {
             "$set": conversation_fields(cid, rev, len(docs), docs),
             "$currentDate": {UPDATED_AT: True},
@@ -208,38 +208,38 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 self.collection.update_one({ID: cid}, update, upsert=True)
             except DuplicateKeyError:  # two first writes raced; the second is now an update
                 self.collection.update_one({ID: cid}, update, upsert=True)
-        self._remember(cid, _Snapshot(rev, len(docs), tuple(docs)))
+        self._snapshots.put(cid, Snapshot(rev, len(docs), tuple(docs)))
 
     def _delete(self, cid: str) -> None:
-        self._forget(cid)
+        self._snapshots.forget(cid)
         self._schema_check()
         with translate_errors("delete conversation"):
             self.collection.delete_one({ID: cid})
-        self._forget(cid)
+        self._snapshots.forget(cid)
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
-        def change(snap: _Snapshot | None) -> tuple[list[dict[str, Any]], int]:
+        def change(snap: Snapshot | None) -> tuple[list[dict[str, Any]], int]:
             old = () if snap is None else snap.docs
             start = 0 if snap is None else snap.next_position
             new = [to_document(m, start + i) for i, m in enumerate(messages)]
             docs = [*old, *new]
-            return (docs if trim_to is None else _trim(docs, trim_to)), start + len(new)
+            return (docs if trim_to is None else trim(docs, trim_to)), start + len(new)
 
         self._mutate(cid, change, "append")
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
-        def change(snap: _Snapshot | None) -> tuple[list[dict[str, Any]], int]:
+        def change(snap: Snapshot | None) -> tuple[list[dict[str, Any]], int]:
             old = () if snap is None else snap.docs
             start = 0 if snap is None else snap.next_position
-            edit = plan([from_document(d) for d in _trim(old, non_system_limit)])
+            edit = plan([from_document(d) for d in trim(old, non_system_limit)])
             below = edit.delete_non_system_below
             kept = [
                 d
                 for d in old
                 if d[POSITION] not in edit.delete_positions
-                and not (below is not None and d[_TYPE] != _SYSTEM and d[POSITION] < below)
+                and not (below is not None and not is_system(d) and d[POSITION] < below)
             ]
             new = [to_document(m, start + i) for i, m in enumerate(edit.append)]
             return kept + new, start + len(new)
@@ -249,7 +249,7 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     # -- compare-and-set machinery -------------------------------------------------------
     def _mutate(self, cid: str, change: _Change, what: str) -> None:
         """Apply ``change`` to the current document atomically (CAS on ``rev`` + retry)."""
-        snap = self._cached(cid)
+        snap = self._snapshots.get(cid)
         stale = snap is None
 
         def attempt() -> bool | None:
@@ -260,7 +260,7 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             if self._write(cid, snap, docs, next_position, what):
                 return True
             stale = True  # another write won: start again from what the server holds
-            self._forget(cid)
+            self._snapshots.forget(cid)
             return None
 
         retry(attempt, attempts=MAX_ATTEMPTS, what=what, base_sleep=0.001)
@@ -268,7 +268,7 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _write(
         self,
         cid: str,
-        base: _Snapshot | None,
+        base: Snapshot | None,
         docs: list[dict[str, Any]],
         next_position: int,
         what: str,
@@ -277,11 +277,12 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._schema_check()
         with translate_errors(what):
             if not docs:
-                self._forget(cid)
+                self._snapshots.forget(cid)
                 if base is None:
                     return True
-                return self.collection.delete_one({ID: cid, REVISION: base.rev}).deleted_count == 1
-            rev = _new_rev()
+                deleted = self.collection.delete_one({ID: cid, REVISION: base.rev})
+                return deleted.deleted_count == 1
+            rev = new_rev()
             fields = conversation_fields(cid, rev, next_position, docs)
             if base is None:
                 try:  # matches no chatmem document: inserts, or fails on the _id index
@@ -289,11 +290,11 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                         {ID: cid, REVISION: {"$exists": False}},
                         {"$setOnInsert": fields, "$currentDate": {UPDATED_AT: True}},
                         upsert=True,
-                    ).upserted_id
+                    )
                 except DuplicateKeyError:
                     return False
-                if inserted is None:
-                    raise SchemaError(_foreign(cid, self.collection.name))
+                if inserted.upserted_id is None:
+                    raise SchemaError(foreign(cid, self.collection.name))
             else:
                 result = self.collection.update_one(
                     {ID: cid, REVISION: base.rev},
@@ -301,53 +302,34 @@ class MongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 )
                 if result.matched_count != 1:
                     return False
-        self._remember(cid, _Snapshot(rev, next_position, tuple(docs)))
+        self._snapshots.put(cid, Snapshot(rev, next_position, tuple(docs)))
         return True
 
-    def _read(self, cid: str) -> _Snapshot | None:
+    def _read(self, cid: str) -> Snapshot | None:
         self._schema_check()
         with translate_errors("read conversation"):
             doc = self.collection.find_one({ID: cid}, _SNAPSHOT_FIELDS)
         if doc is None:
-            self._forget(cid)
+            self._snapshots.forget(cid)
             return None
         if REVISION not in doc or NEXT_POSITION not in doc:
-            raise SchemaError(_foreign(cid, self.collection.name))
-        snap = _Snapshot(doc[REVISION], int(doc[NEXT_POSITION]), tuple(doc.get(MESSAGES) or ()))
-        self._remember(cid, snap)
+            raise SchemaError(foreign(cid, self.collection.name))
+        snap = Snapshot(doc[REVISION], int(doc[NEXT_POSITION]), tuple(doc.get(MESSAGES) or ()))
+        self._snapshots.put(cid, snap)
         return snap
-
-    # -- snapshot cache (a hint: every write is still checked against rev) ----------------
-    def _cached(self, cid: str) -> _Snapshot | None:
-        with self._lock:
-            snap = self._snapshots.get(cid)
-            if snap is not None:
-                self._snapshots.move_to_end(cid)
-            return snap
-
-    def _remember(self, cid: str, snap: _Snapshot) -> None:
-        with self._lock:
-            if len(snap.docs) > CACHED_MESSAGES:
-                self._snapshots.pop(cid, None)
-                return
-            self._snapshots[cid] = snap
-            self._snapshots.move_to_end(cid)
-            while len(self._snapshots) > CACHED_CONVERSATIONS:
-                self._snapshots.popitem(last=False)
-
-    def _forget(self, cid: str) -> None:
-        with self._lock:
-            self._snapshots.pop(cid, None)
 
 
 def _database_of(client: object, database_name: str | None) -> Database[Any]:
+    """The database a repository (chat or long-term memory) works in: the ``Database``
+    passed, or the client's ``database_name`` / the database its URL names."""
     if isinstance(client, Database):
         if database_name is not None and database_name != client.name:
             raise InvalidArgumentError("database_name", "differs from the Database passed")
         return client
     if not isinstance(client, MongoClient):
         raise InvalidArgumentError(
-            "client", f"must be a pymongo MongoClient or Database, got {type(client).__name__}"
+            "client",
+            f"must be a pymongo MongoClient or Database, got {type(client).__name__}",
         )
     if database_name is not None:
         if not isinstance(database_name, str) or not database_name:
@@ -359,26 +341,3 @@ def _database_of(client: object, database_name: str | None) -> Database[Any]:
         raise InvalidArgumentError(
             "database_name", "is required when the client's URL names no database"
         ) from None
-
-
-def _foreign(cid: str, collection: str) -> str:
-    return (
-        f"document {cid!r} in collection {collection!r} is not a chatmem conversation "
-        "(no rev/next_position): use a collection of its own for chat memory"
-    )
-
-
-def _new_rev() -> int:
-    """A fresh compare-and-set token: random, so a deleted and re-created document never
-    repeats the token a stale writer holds (an int: the stand-in cannot match ObjectIds)."""
-    return secrets.randbits(63)
-
-
-def _trim(docs: Sequence[dict[str, Any]], keep: int) -> list[dict[str, Any]]:
-    """Every system document plus the newest ``keep`` others, in order (what
-    ``window_source`` selects, done on documents so only those get decoded)."""
-    others = [i for i, d in enumerate(docs) if d[_TYPE] != _SYSTEM]
-    if len(others) <= keep:
-        return list(docs)
-    cut = others[-keep] if keep > 0 else len(docs)
-    return [d for i, d in enumerate(docs) if i >= cut or d[_TYPE] == _SYSTEM]

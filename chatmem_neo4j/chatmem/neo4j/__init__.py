@@ -4,6 +4,7 @@ from chatmem.core.backend import require
 
 require("neo4j", "neo4j")
 
+from ._async_repository import AsyncNeo4jChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_DATABASE,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_TOOL_CALL_LABEL",
     "DEFAULT_TOOL_RESPONSE_LABEL",
     "DEFAULT_USER_LABEL",
+    "AsyncNeo4jChatMemoryRepository",
     "Neo4jChatMemoryRepository",
     "Neo4jConfig",
     "Neo4jMemoryRecordRepository",

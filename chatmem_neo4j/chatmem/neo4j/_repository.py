@@ -1,4 +1,9 @@
+# Generated from chatmem_neo4j/chatmem/neo4j/_async_repository.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``Neo4jChatMemoryRepository``: I/O only; the graph shape and Cypher live in ``_schema``.
+
+Written once, as async code on the driver's own asyncio API; the sync twin is generated
+from it by ``scripts/unasync.py``.
 
 Every operation except the window edit is one auto-commit statement (one round trip), and
 every statement that touches a conversation first takes the write lock of its session node
@@ -22,13 +27,14 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import neo4j
-from chatmem.core import Message, SchemaCheck
+from chatmem.core import Message
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
     OwnedClientMixin,
+    SchemaCheck,
     SchemaError,
     WindowEdit,
     owning,
@@ -48,6 +54,12 @@ node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1
 
 T = TypeVar("T")
 _SCHEMA_LOCK = threading.Lock()
+
+
+def _schema_lock() -> threading.Lock:
+    return _SCHEMA_LOCK
+
+
 SCHEMA_ONLINE_SECONDS = 300.0
 """How long ``create_schema`` waits for the constraint's and the index's population."""
 
@@ -64,6 +76,8 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     Pass your ``neo4j.Driver`` (never closed by us) and keyword options (see
     ``Neo4jConfig``), or use ``from_url("neo4j://user:pass@host:7687", database=...)``.
+    With ``initialize_schema="always"`` the async twin, whose constructor cannot wait,
+    creates the schema on its first call; ``from_url`` creates it before it returns.
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset({Capability.LABELS})
@@ -84,10 +98,7 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._ids_q = schema.find_ids_page()
         self._delete_q = schema.delete()
         self._trim_q = schema.trim()
-        self._schema_check = SchemaCheck(
-            lambda: [f"{kind} {name}" for kind, name, on in self._schema_state() if on is None],
-            "the Neo4j database",
-        )
+        self._schema_check = SchemaCheck(self._missing_schema, "the Neo4j database")
         if self.config.initialize_schema == "always":
             self.create_schema()
 
@@ -98,7 +109,8 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
         URL (percent-encoded) become basic auth. ``driver_options`` go to
         ``neo4j.GraphDatabase.driver`` (e.g. ``connection_timeout``,
-        ``max_transaction_retry_time``). ``close()`` closes this driver."""
+        ``max_transaction_retry_time``). The schema is created (``"always"``) before this
+        returns; ``close()`` closes this driver."""
         target = parse_url(url)
         auth = None
         if target.user is not None:
@@ -107,7 +119,11 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if driver_options is not None and not isinstance(driver_options, dict):
             raise InvalidArgumentError("driver_options", "must be a dict of driver settings")
         driver = neo4j.GraphDatabase.driver(target.uri, auth=auth, **(driver_options or {}))
-        repo = owning(driver, driver.close, lambda: cls(driver, **options))
+
+        def build() -> Neo4jChatMemoryRepository:
+            return cls(driver, **options)
+
+        repo = owning(driver, driver.close, build)
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
 
@@ -126,10 +142,15 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
         concurrent creator's win is tolerated) and wait until they are online. When both
         are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
-        # One creator per process at a time: concurrent CREATE CONSTRAINTs queue on the
-        # server's schema lock, so the others would only wait; after the first, they see
-        # everything online and run no DDL.
-        with translate_errors("schema initialisation"), _SCHEMA_LOCK:
+        # One creator per process (per event loop) at a time: concurrent CREATE CONSTRAINTs
+        # queue on the server's schema lock, so the others would only wait; after the first,
+        # they see everything online and run no DDL.
+        with _schema_lock():
+            self._create_schema()
+        self._schema_check.passed()
+
+    def _create_schema(self) -> None:
+        with translate_errors("schema initialisation"):
             state = self._schema_state()
             for statement, (_, _, online) in zip(self.schema.ddl(), state, strict=True):
                 if online is None:
@@ -143,7 +164,13 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     raise SchemaError(f"{waiting} not online after {SCHEMA_ONLINE_SECONDS:.0f}s")
                 time.sleep(0.05)
                 state = self._schema_state()
-        self._schema_check.passed()
+
+    def _initialize(self) -> None:
+        self.create_schema()
+
+    def _missing_schema(self) -> list[str]:
+        """What the ``"never"`` mode's first-use check reports missing."""
+        return [f"{kind} {name}" for kind, name, on in self._schema_state() if on is None]
 
     def _schema_state(self) -> list[tuple[str, str, bool | None]]:
         """``(kind, name, online)`` of the constraint and the index, in ``ddl()`` order;
@@ -151,14 +178,16 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         names = [self.schema.constraint_name, self.schema.index_name]
         query = "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state"
         with translate_errors("schema check"), self._session(neo4j.READ_ACCESS) as session:
-            found = {r["name"]: r["state"] == "ONLINE" for r in session.run(query, names=names)}
+            result = session.run(query, names=names)
+            found = {r["name"]: r["state"] == "ONLINE" for r in result}
         kinds = ("constraint", "index")
         return [(kind, name, found.get(name)) for kind, name in zip(kinds, names, strict=True)]
 
     def _run_schema(self, statement: str) -> bool:
         try:
             with self._session(neo4j.WRITE_ACCESS) as session:
-                session.run(statement).consume()
+                result = session.run(statement)
+                result.consume()
         except neo4j_errors.Neo4jError as exc:
             if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                 raise
@@ -207,13 +236,14 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
         def work(tx: neo4j.ManagedTransaction) -> None:
-            record = tx.run(self._lock_window_q, {"cid": cid, "n": non_system_limit}).single()
+            result = tx.run(self._lock_window_q, {"cid": cid, "n": non_system_limit})
+            record = result.single()
             edit = plan([message_from_row(r) for r in record["rows"]] if record else [])
             below = edit.delete_non_system_below
             if not (edit.append or edit.delete_positions or below is not None):
                 return
             batch = [message_params(m) for m in edit.append]
-            tx.run(
+            result = tx.run(
                 self.schema.edit_window(shape_of(batch)),
                 {
                     "cid": cid,
@@ -221,7 +251,8 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     "below": below,
                     "messages": batch,
                 },
-            ).consume()
+            )
+            result.consume()
 
         self._schema_check()
         with translate_errors("window edit"), self._session(neo4j.WRITE_ACCESS) as session:
@@ -258,7 +289,7 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
         def run() -> list[neo4j.Record]:
             with self._session(mode) as session:
-                return list(session.run(query, params))
+                return [record for record in session.run(query, params)]
 
         with translate_errors(what):
             return self._retry(run)

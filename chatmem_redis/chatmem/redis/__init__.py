@@ -1,6 +1,10 @@
 """chatmem.redis: chat memory in Redis (RedisJSON documents, RediSearch queries)."""
 
+from ._advanced import AdvancedRedisChatMemoryRepository
+from ._async_advanced import AsyncAdvancedRedisChatMemoryRepository
+from ._async_repository import AsyncRedisChatMemoryRepository
 from ._config import (
+    DEFAULT_ASYNC_MAX_CONNECTIONS,
     DEFAULT_INDEX_NAME,
     DEFAULT_KEY_PREFIX,
     DEFAULT_SEARCH_LIMIT,
@@ -15,15 +19,18 @@ from ._memories import (
 )
 from ._query import escape_tag, format_number, tag_query, text_query, text_terms
 from ._repository import RedisChatMemoryRepository
-from ._search import AdvancedRedisChatMemoryRepository, MessageWithConversation
+from ._search import MessageWithConversation
 
 __all__ = [
+    "DEFAULT_ASYNC_MAX_CONNECTIONS",
     "DEFAULT_INDEX_NAME",
     "DEFAULT_KEY_PREFIX",
     "DEFAULT_MEMORY_INDEX_NAME",
     "DEFAULT_MEMORY_KEY_PREFIX",
     "DEFAULT_SEARCH_LIMIT",
     "AdvancedRedisChatMemoryRepository",
+    "AsyncAdvancedRedisChatMemoryRepository",
+    "AsyncRedisChatMemoryRepository",
     "MessageWithConversation",
     "MetadataField",
     "MetadataFieldType",

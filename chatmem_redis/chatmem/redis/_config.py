@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
+from typing import Any
 
 from chatmem.core import SchemaMode, schema_mode
 from chatmem.core.backend import (
@@ -20,6 +21,9 @@ DEFAULT_KEY_PREFIX = "chat-memory:"
 DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
 DEFAULT_SEARCH_LIMIT = 100
 """Limit of the advanced queries when the caller gives none."""
+DEFAULT_ASYNC_MAX_CONNECTIONS = 20
+"""Connections of the client the async ``from_url`` makes (``?max_connections=N`` in the URL
+overrides it); more concurrent tasks wait for a free one without blocking the loop."""
 
 
 class MetadataFieldType(str, Enum):
@@ -118,3 +122,18 @@ class RedisConfig:
                 return f
         known = ", ".join(f.name for f in self.metadata_fields) or "none"
         raise InvalidArgumentError("key", f"{name!r} is not an indexed metadata field ({known})")
+
+
+def client_options() -> dict[str, Any]:
+    """Keyword arguments for the client ``from_url`` makes (both twins).
+
+    redis-py 7 and later read their own version from the installed package metadata (a scan
+    of site-packages, milliseconds) for every new connection unless the client is given a
+    ``DriverInfo``; on the async twin that scan ran on the event loop each time the pool
+    grew. One ``DriverInfo`` per client reads it once. Older releases read it at import.
+    """
+    try:
+        from redis.driver_info import DriverInfo
+    except ImportError:
+        return {}
+    return {"driver_info": DriverInfo()}

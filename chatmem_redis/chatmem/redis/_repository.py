@@ -1,5 +1,8 @@
+# Generated from chatmem_redis/chatmem/redis/_async_repository.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``RedisChatMemoryRepository``: I/O only. Storage shape in ``_schema``, scripts in
-``_scripts``, queries in ``_search``.
+``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
+the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
 
 Every operation is one Lua script call (one round trip, atomic): append with a
 server-assigned position and optional trim, replace, delete, bounded reads. The window edit
@@ -12,19 +15,20 @@ from chatmem.core.backend import require
 
 require("redis", "redis")
 
-import itertools  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
+# the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
 import redis  # noqa: E402
-from chatmem.core import Message, MessageType, SchemaCheck, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
     OwnedClientMixin,
+    SchemaCheck,
     SchemaError,
     WindowEdit,
     owning,
@@ -42,6 +46,7 @@ from ._config import (  # noqa: E402
     DEFAULT_SEARCH_LIMIT,
     MetadataField,
     RedisConfig,
+    client_options,
 )
 from ._errors import MISSING_INDEX, translate_errors  # noqa: E402
 from ._schema import (  # noqa: E402
@@ -103,9 +108,11 @@ def _command_text(*args: str) -> str:
 class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
 
-    Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are those
-    of ``RedisConfig``. With ``initialize_schema="always"`` (the default) the search index is
-    created if missing; history reads and writes never need it, only the advanced queries do.
+    Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are
+    those of ``RedisConfig``. With ``initialize_schema="always"`` (the default) the search index
+    is created if missing: by ``from_url`` before it returns; on a given client, by the
+    constructor of the sync twin and by the first call of the async one (whose constructor
+    cannot do I/O). History reads and writes never need the index, only the advanced queries.
     """
 
     capabilities = frozenset({Capability.TTL, Capability.SEARCH})
@@ -141,11 +148,20 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
-        """A repository on a client made from ``url`` (closed by ``close``)."""
-        client = redis.Redis.from_url(url)
-        repo = owning(client, client.close, lambda: cls(client, **options))
+        """A repository on a client made from ``url`` (closed by ``close``); the search index
+        is created (``initialize_schema="always"``) before it returns."""
+        client = redis.Redis.from_url(url, **client_options())
+
+        def build() -> RedisChatMemoryRepository:
+            repo = cls(client, **options)
+            return repo
+
+        repo = owning(client, client.close, build)
         repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
         return repo
+
+    def _initialize(self) -> None:
+        self.create_schema()
 
     @property
     def client(self) -> redis.Redis:
@@ -228,7 +244,15 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         cap = self.config.max_conversation_ids
         if cap is None:
             return super().find_conversation_ids()
-        return list(itertools.islice(self.iter_conversation_ids(page_size=min(cap, 1000)), cap))
+        ids: list[str] = []
+        after: str | None = None
+        while len(ids) < cap:  # pages of at most what is still wanted
+            page = self.find_conversation_ids_page(limit=min(cap - len(ids), 1000), after=after)
+            ids += page.ids
+            if page.next_after is None:
+                break
+            after = page.next_after
+        return ids[:cap]
 
     def _read(
         self, client: Any, cid: str, sys_tail: int, msg_tail: int, total: int
@@ -288,7 +312,10 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
         def attempt() -> bool | None:
             client: Any = self._client
-            with translate_errors("editing a conversation window"), client.pipeline() as pipe:
+            # the pipeline holds one connection from WATCH to EXEC; reset() returns it
+            # (unwatched) to the pool however the attempt ends, cancellation included
+            with translate_errors("editing a conversation window"):
+                pipe = client.pipeline()
                 try:
                     pipe.watch(keys.seq, keys.sys, keys.msg)
                     edit = plan(self._read(pipe, cid, -1, non_system_limit, -1))
@@ -308,6 +335,8 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     return True
                 except WatchError:
                     return None
+                finally:
+                    pipe.reset()
 
         retry(attempt, what="window edit")
 
@@ -320,6 +349,8 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if search is None:
             return []
         search = in_conversation(search, cid)
+        if self._init_pending:  # the queries are not base methods: run the deferred set-up
+            self._ensure_initialized()
         self._schema_check()
         args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
         with translate_errors("searching messages"):

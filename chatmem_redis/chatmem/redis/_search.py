@@ -1,4 +1,5 @@
-"""Advanced queries over the RediSearch index: the protocol, the result, the query builders.
+"""Advanced queries over the RediSearch index: the result and the query builders (the
+protocol is in ``_async_advanced``).
 
 Pure functions only (no I/O): the repository runs what these build. Every caller value is
 validated, then escaped for its field type by ``_query``; nothing is spliced raw except in
@@ -11,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from chatmem.core import InvalidArgumentError, Message, MessageType, to_micros
 
 from ._codec import numeric_value, parse_document, tag_value
-from ._config import DEFAULT_SEARCH_LIMIT, MetadataField, MetadataFieldType
+from ._config import MetadataField, MetadataFieldType
 from ._query import numeric_range, tag_query, text_query
 from ._schema import CONTENT, CONVERSATION_KEY, CREATED_AT, MESSAGE_TYPE, conversation_tag
 from ._schema import metadata_attribute as _meta_attr
@@ -29,55 +30,6 @@ class MessageWithConversation:
     conversation_id: str
     message: Message
     created_at: datetime
-
-
-@runtime_checkable
-class AdvancedRedisChatMemoryRepository(Protocol):
-    """Queries across conversations; each returns hits oldest first, at most ``limit``."""
-
-    def find_by_type(
-        self,
-        message_type: MessageType | str,
-        *,
-        conversation_id: str | None = None,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-    ) -> list[MessageWithConversation]:
-        """Messages of one kind."""
-        ...
-
-    def find_by_content(
-        self, text: str, *, conversation_id: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
-    ) -> list[MessageWithConversation]:
-        """Messages whose content holds every word of ``text`` (full text)."""
-        ...
-
-    def find_by_time_range(
-        self,
-        start: datetime | None,
-        end: datetime | None,
-        *,
-        conversation_id: str | None = None,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-    ) -> list[MessageWithConversation]:
-        """Messages created in ``[start, end]`` (None: open), optionally in one conversation."""
-        ...
-
-    def find_by_metadata(
-        self,
-        key: str,
-        value: object,
-        *,
-        conversation_id: str | None = None,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-    ) -> list[MessageWithConversation]:
-        """Messages whose configured metadata field ``key`` matches ``value`` for its type."""
-        ...
-
-    def execute_query(
-        self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT
-    ) -> list[MessageWithConversation]:
-        """A raw RediSearch query (DIALECT 2) over this repository's index."""
-        ...
 
 
 Check = Callable[[str, Message], bool]

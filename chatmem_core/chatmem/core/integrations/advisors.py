@@ -14,16 +14,23 @@ nothing is stored before the call when the prompt has no such message (Spring AI
 empty user message). Placeholders are replaced literally, so braces in a conversation are
 never read as template syntax. The conversation id comes from the call context under
 ``CONVERSATION_ID``; ``wrap`` is ``MessageChatMemoryAdvisor.wrap``.
+
+Async (``abefore``/``aafter``, and ``wrap`` of an async function): the prompt advisor awaits
+an async memory (``AsyncMessageWindowChatMemory``) on the event loop, a sync one in a worker
+thread, as ``MessageChatMemoryAdvisor`` does. Vector stores have no async twin yet, so the
+vector store advisor's async path runs its store calls in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._advisor import (
     CONVERSATION_ID,
+    AsyncChatMemory,
     ChatMemory,
     MessageChatMemoryAdvisor,
     Reply,
@@ -132,11 +139,29 @@ def render_memory(messages: Sequence[Message]) -> str:
     )
 
 
+def prompt_advice(
+    memory: Sequence[Message], prompt: Sequence[Message], template: str
+) -> tuple[list[Message], Message | None]:
+    """The pure part of the prompt advisor's ``before``: the prompt with ``memory`` rendered
+    into its system message, and the last user or tool-response message to store (or None)."""
+    text = render(template, {"instructions": _system_text(prompt), "memory": render_memory(memory)})
+    advised = with_system_text(prompt, text)
+    last = next(
+        (m for m in reversed(advised) if isinstance(m, (UserMessage, ToolResponseMessage))),
+        None,
+    )
+    return advised, last
+
+
 class PromptChatMemoryAdvisor(MessageChatMemoryAdvisor):
-    """Memory as text in the system prompt (Spring AI's ``PromptChatMemoryAdvisor``)."""
+    """Memory as text in the system prompt (Spring AI's ``PromptChatMemoryAdvisor``); the
+    memory is a ``ChatMemory`` or its async twin."""
 
     def __init__(
-        self, memory: ChatMemory, *, system_prompt_template: str = DEFAULT_PROMPT_TEMPLATE
+        self,
+        memory: ChatMemory | AsyncChatMemory,
+        *,
+        system_prompt_template: str = DEFAULT_PROMPT_TEMPLATE,
     ) -> None:
         super().__init__(memory)
         self.system_prompt_template = _template(system_prompt_template, ["memory"])
@@ -146,20 +171,23 @@ class PromptChatMemoryAdvisor(MessageChatMemoryAdvisor):
         or tool-response message."""
         cid = conversation_id_of(context)
         messages = validate_messages(prompt, argument="prompt")
-        text = render(
-            self.system_prompt_template,
-            {
-                "instructions": _system_text(messages),
-                "memory": render_memory(self.memory.get(cid)),
-            },
-        )
-        advised = with_system_text(messages, text)
-        last = next(
-            (m for m in reversed(advised) if isinstance(m, (UserMessage, ToolResponseMessage))),
-            None,
-        )
+        memory = self._sync_memory()
+        advised, last = prompt_advice(memory.get(cid), messages, self.system_prompt_template)
         if last is not None:
-            self.memory.add(cid, [last])
+            memory.add(cid, [last])
+        return advised
+
+    async def abefore(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
+        """``before``, awaiting an async memory (a sync one runs in a worker thread)."""
+        if not self._async:
+            return await asyncio.to_thread(self.before, prompt, context)
+        cid = conversation_id_of(context)
+        messages = validate_messages(prompt, argument="prompt")
+        memory = cast(AsyncChatMemory, self.memory)
+        stored = await memory.get(cid)
+        advised, last = prompt_advice(stored, messages, self.system_prompt_template)
+        if last is not None:
+            await memory.add(cid, [last])
         return advised
 
 
@@ -224,6 +252,14 @@ class VectorStoreChatMemoryAdvisor(MessageChatMemoryAdvisor):
         outputs = [m for m in outputs_of(reply) if isinstance(m, AssistantMessage)]
         if outputs:
             self.vector_store.add(documents(cid, outputs))
+
+    async def abefore(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
+        """``before`` in a worker thread (vector stores have no async twin yet)."""
+        return await asyncio.to_thread(self.before, prompt, context)
+
+    async def aafter(self, reply: Reply, context: Mapping[str, Any]) -> None:
+        """``after`` in a worker thread (vector stores have no async twin yet)."""
+        await asyncio.to_thread(self.after, reply, context)
 
 
 def documents(conversation_id: str, messages: Sequence[Message]) -> list[Document]:

@@ -46,9 +46,8 @@ from langchain_core.messages import (  # noqa: E402
     ToolCall as LangChainToolCall,
 )
 
+from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
 from .._codec import media_from_dict, media_to_dict  # noqa: E402
-from .._errors import InvalidArgumentError  # noqa: E402
-from .._memory import MessageWindowChatMemory  # noqa: E402
 from .._messages import (  # noqa: E402
     AssistantMessage,
     Media,
@@ -59,8 +58,10 @@ from .._messages import (  # noqa: E402
     UserMessage,
 )
 from .._messages import SystemMessage as ChatmemSystemMessage  # noqa: E402
-from .._repository import BaseChatMemoryRepository, ChatMemoryRepository  # noqa: E402
+from .._repository import ChatMemoryRepository  # noqa: E402
 from .._validation import validate_conversation_id  # noqa: E402
+from ._async_history import AsyncHistoryLog  # noqa: E402
+from ._history import HistoryLog  # noqa: E402
 from ._lossless import (  # noqa: E402
     ENVELOPE,
     FormatCodec,
@@ -73,6 +74,7 @@ from ._lossless import (  # noqa: E402
     whole_envelope,
 )
 from ._media import b64, decode_media, encode_media, guess_mime, kind_of, unb64  # noqa: E402
+from ._repos import pick  # noqa: E402
 
 __all__ = ["ChatmemChatMessageHistory", "from_langchain", "to_langchain"]
 
@@ -102,53 +104,71 @@ def to_langchain(
 class ChatmemChatMessageHistory(BaseChatMessageHistory):
     """A LangChain chat message history stored in any chatmem repository.
 
+    LangChain calls one history object sync (``invoke``) or async (``ainvoke``), so the
+    history takes ``repository=`` (sync), ``async_repository=`` (an ``Async*Repository``) or
+    both, two clients of one store: ``messages``/``add_messages``/``clear`` use the sync one,
+    ``aget_messages``/``aadd_messages``/``aclear`` await the async one on the event loop.
+    Given only a sync repository, the async methods run it in a worker thread; given only an
+    async one, the sync methods raise ``InvalidArgumentError``.
+
     ``add_messages`` is one atomic append on a chatmem repository (concurrent writers all
-    land). With ``max_messages`` the history is a ``MessageWindowChatMemory`` window: adds
-    follow the window rule and ``messages`` returns the window.
+    land). With ``max_messages`` the history is a window (``MessageWindowChatMemory`` or its
+    async twin): adds follow the window rule and ``messages`` returns the window.
     """
 
     def __init__(
         self,
-        repository: ChatMemoryRepository,
-        conversation_id: str,
+        repository: ChatMemoryRepository | None = None,
+        conversation_id: str | None = None,
         *,
+        async_repository: AsyncChatMemoryRepository | None = None,
         max_messages: int | None = None,
     ) -> None:
-        if not isinstance(repository, ChatMemoryRepository):
-            raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
-        self.repository = repository
+        self._twins = pick(repository, async_repository, user="ChatmemChatMessageHistory")
         self.conversation_id = validate_conversation_id(conversation_id)
-        self.memory = (
-            None
-            if max_messages is None
-            else MessageWindowChatMemory(repository, max_messages=max_messages)
-        )
+        cid = self.conversation_id
+        self._log = None if repository is None else HistoryLog(repository, cid, max_messages)
+        self._alog = AsyncHistoryLog(self._twins.aio, self.conversation_id, max_messages)
+
+    @property
+    def repository(self) -> ChatMemoryRepository | None:
+        """The sync repository (None when given only ``async_repository``)."""
+        return self._twins.sync
+
+    @property
+    def async_repository(self) -> AsyncChatMemoryRepository | None:
+        """The async repository (None when given only a sync one)."""
+        return self._twins.given_async
+
+    def _sync(self) -> HistoryLog:
+        if self._log is None:
+            raise self._twins.no_sync()
+        return self._log
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The stored history (or window), as LangChain messages."""
-        if self.memory is not None:
-            stored = self.memory.get(self.conversation_id)
-        else:
-            stored = self.repository.find_by_conversation_id(self.conversation_id)
-        return to_langchain(stored, group_tool_responses=False)
+        return to_langchain(self._sync().get(), group_tool_responses=False)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store ``messages`` after the existing ones, one chatmem message each."""
-        new = from_langchain(messages, group_tool_responses=False)
-        if not new:
-            return
-        if self.memory is not None:
-            self.memory.add(self.conversation_id, new)
-        elif isinstance(self.repository, BaseChatMemoryRepository):
-            self.repository.append(self.conversation_id, new)
-        else:
-            stored = self.repository.find_by_conversation_id(self.conversation_id)
-            self.repository.save_all(self.conversation_id, [*stored, *new])
+        self._sync().add(from_langchain(messages, group_tool_responses=False))
 
     def clear(self) -> None:
         """Delete the conversation."""
-        self.repository.delete_by_conversation_id(self.conversation_id)
+        self._sync().clear()
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        """``messages``, awaited on the async repository."""
+        return to_langchain(await self._alog.get(), group_tool_responses=False)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """``add_messages``, awaited on the async repository."""
+        await self._alog.add(from_langchain(messages, group_tool_responses=False))
+
+    async def aclear(self) -> None:
+        """``clear``, awaited on the async repository."""
+        await self._alog.clear()
 
 
 # -- media blocks --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""``ChatmemSaver``: a LangGraph checkpointer (``BaseCheckpointSaver``, sync and async) on any
-chatmem repository. Needs ``pip install "chatmem[langgraph]"``.
+"""``ChatmemSaver``: a LangGraph checkpointer (``BaseCheckpointSaver``, sync and async) on
+chatmem repositories. Needs ``pip install "chatmem[langgraph]"``.
 
 Each thread's checkpoints and pending writes are records in one chatmem conversation,
 ``key_prefix + thread_id`` (one message a record, the data under the metadata key
@@ -14,86 +14,51 @@ The thread's chat goes where chatmem's tools read it: when a root checkpoint's
 conversation ``thread_id`` (lossless, ``chatmem.core.integrations.langchain``), so
 ``chatmem show <thread_id>``, exports and the advisors see the agent's conversation.
 
-The async methods run the synchronous repository calls in a worker thread.
+Sync and async: a compiled graph calls the sync methods from ``invoke`` and the async ones
+(``aget_tuple``, ``alist``, ``aput``, ``aput_writes``, ``adelete_thread``...) from
+``ainvoke``, on the same saver, so it takes ``repository=`` (sync), ``async_repository=`` (an
+``Async*Repository``, awaited on the event loop) or both, two clients of one store. With only
+a sync repository the async methods run it in a worker thread; with only an async one the
+sync methods raise ``InvalidArgumentError``. The operations are written once
+(``_async_langgraph_log.py``, sync twin generated) over pure record functions
+(``_langgraph_records.py``); the methods here only pick the twin.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import json
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import InvalidArgumentError, require
 
 require("langgraph.checkpoint.base", "langgraph")
 
-from langchain_core.messages import BaseMessage  # noqa: E402
 from langchain_core.runnables import RunnableConfig  # noqa: E402
 from langgraph.checkpoint.base import (  # noqa: E402
-    WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    get_checkpoint_id,
-    get_checkpoint_metadata,
-    writes_sort_key,
 )
 
-from .._messages import Message, UserMessage  # noqa: E402
+from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
 from .._repository import ChatMemoryRepository  # noqa: E402
-from .langchain import from_langchain  # noqa: E402
+from ._async_langgraph_log import AsyncCheckpointLog  # noqa: E402
+from ._langgraph_log import CheckpointLog  # noqa: E402
+from ._repos import pick  # noqa: E402
 
 __all__ = ["DEFAULT_KEY_PREFIX", "ChatmemSaver"]
 
 DEFAULT_KEY_PREFIX = "langgraph:"
-KEY = "langgraph"
+STRATEGIES = ("keep_latest", "delete")
 
 
-def _dump(serde: Any, value: Any) -> list[str]:
-    kind, data = serde.dumps_typed(value)
-    return [kind, base64.b64encode(data).decode("ascii")]
-
-
-def _load(serde: Any, pair: Sequence[str]) -> Any:
-    return serde.loads_typed((pair[0], base64.b64decode(pair[1])))
-
-
-def _vkey(version: Any) -> str:
-    return json.dumps(version)
-
-
-@dataclass
-class _Thread:
-    """A thread's records, resolved (later checkpoints with the same id replace earlier)."""
-
-    checkpoints: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    blobs: dict[tuple[str, str, str], list[str] | None] = field(default_factory=dict)
-    writes: dict[tuple[str, str], dict[tuple[str, int], dict[str, Any]]] = field(
-        default_factory=dict
-    )
-
-
-def _resolve(records: Sequence[dict[str, Any]]) -> _Thread:
-    t = _Thread()
-    for r in records:
-        ns = r["ns"]
-        if r["k"] == "cp":
-            t.checkpoints.setdefault(ns, {})[r["id"]] = r
-            for ch, (ver, blob) in r["blobs"].items():
-                t.blobs[(ns, ch, ver)] = blob
-        else:
-            slot = t.writes.setdefault((ns, r["cid"]), {})
-            key = (r["task"], r["idx"])
-            if key[1] >= 0 and key in slot:
-                continue  # a regular write is kept once (the first wins)
-            slot[key] = r
-    return t
+def _strategy(strategy: object) -> str:
+    if strategy not in STRATEGIES:
+        raise InvalidArgumentError("strategy", f"must be keep_latest or delete, got {strategy!r}")
+    return str(strategy)
 
 
 class ChatmemSaver(BaseCheckpointSaver[str]):
@@ -101,96 +66,47 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
 
     def __init__(
         self,
-        repository: ChatMemoryRepository,
+        repository: ChatMemoryRepository | None = None,
         *,
+        async_repository: AsyncChatMemoryRepository | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         messages_channel: str | None = "messages",
         serde: Any = None,
     ) -> None:
-        if not isinstance(repository, ChatMemoryRepository):
-            raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
+        twins = pick(repository, async_repository, user="ChatmemSaver")
         if not isinstance(key_prefix, str) or not key_prefix:
             raise InvalidArgumentError("key_prefix", "must be a non-empty str")
         if messages_channel is not None and not isinstance(messages_channel, str):
             raise InvalidArgumentError("messages_channel", "must be a str or None")
         super().__init__(serde=serde)
-        self.repository = repository
+        self._twins = twins
         self.key_prefix = key_prefix
         self.messages_channel = messages_channel
 
-    # -- storage ------------------------------------------------------------------------
-    def _cid(self, thread_id: object) -> str:
-        return self.key_prefix + str(thread_id)
+    @property
+    def repository(self) -> ChatMemoryRepository | None:
+        """The sync repository (None when given only ``async_repository``)."""
+        return self._twins.sync
 
-    def _records(self, thread_id: str) -> list[dict[str, Any]]:
-        log = self.repository.find_by_conversation_id(self._cid(thread_id))
-        return [dict(m.metadata[KEY]) for m in log if KEY in m.metadata]
+    @property
+    def async_repository(self) -> AsyncChatMemoryRepository | None:
+        """The async repository (None when given only a sync one)."""
+        return self._twins.given_async
 
-    def _append(self, thread_id: str, records: Sequence[dict[str, Any]]) -> None:
-        msgs = [self._message(r) for r in records]
-        append = getattr(self.repository, "append", None)
-        if callable(append):
-            append(self._cid(thread_id), msgs)
-        else:
-            cid = self._cid(thread_id)
-            self.repository.save_all(cid, [*self.repository.find_by_conversation_id(cid), *msgs])
+    def _log(self) -> CheckpointLog:
+        if self._twins.sync is None:
+            raise self._twins.no_sync()
+        return CheckpointLog(self._twins.sync, self.key_prefix, self.messages_channel, self.serde)
 
-    def _rewrite(self, thread_id: str, records: Sequence[dict[str, Any]]) -> None:
-        self.repository.save_all(self._cid(thread_id), [self._message(r) for r in records])
-
-    @staticmethod
-    def _message(record: dict[str, Any]) -> Message:
-        kind = "checkpoint" if record["k"] == "cp" else "write"
-        return UserMessage(f"langgraph {kind}", metadata={KEY: record})
-
-    def _threads(self) -> list[str]:
-        ids = self.repository.find_conversation_ids()
-        return [c[len(self.key_prefix) :] for c in ids if c.startswith(self.key_prefix)]
-
-    # -- reading ------------------------------------------------------------------------
-    def _tuple(self, thread_id: str, t: _Thread, ns: str, cp_id: str) -> CheckpointTuple:
-        r = t.checkpoints[ns][cp_id]
-        checkpoint: Checkpoint = _load(self.serde, r["cp"])
-        values: dict[str, Any] = {}
-        for ch, ver in checkpoint["channel_versions"].items():
-            blob = t.blobs.get((ns, ch, _vkey(ver)))
-            if blob is not None:
-                values[ch] = _load(self.serde, blob)
-        stored = t.writes.get((ns, cp_id), {})
-        ordered = sorted(
-            stored.values(), key=lambda w: writes_sort_key(w["path"], w["task"], w["idx"])
+    def _alog(self) -> AsyncCheckpointLog:
+        return AsyncCheckpointLog(
+            self._twins.aio, self.key_prefix, self.messages_channel, self.serde
         )
 
-        def conf(checkpoint_id: str) -> RunnableConfig:
-            return {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": checkpoint_id,
-                }
-            }
-
-        return CheckpointTuple(
-            config=conf(cp_id),
-            checkpoint={**checkpoint, "channel_values": values},
-            metadata=_load(self.serde, r["md"]),
-            parent_config=conf(r["parent"]) if r["parent"] else None,
-            pending_writes=[(w["task"], w["ch"], _load(self.serde, w["v"])) for w in ordered],
-        )
-
+    # -- sync ---------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the thread's latest in its namespace."""
-        thread_id = str(config["configurable"]["thread_id"])
-        ns = config["configurable"].get("checkpoint_ns", "")
-        t = _resolve(self._records(thread_id))
-        checkpoints = t.checkpoints.get(ns, {})
-        cp_id = get_checkpoint_id(config) or (max(checkpoints) if checkpoints else None)
-        if cp_id is None or cp_id not in checkpoints:
-            return None
-        tup = self._tuple(thread_id, t, ns, cp_id)
-        if get_checkpoint_id(config):
-            return tup._replace(config=config)
-        return tup
+        return self._log().get_tuple(config)
 
     def list(
         self,
@@ -201,31 +117,8 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, by thread, namespace, metadata, ``before`` and ``limit``."""
-        threads = [str(config["configurable"]["thread_id"])] if config else self._threads()
-        want_ns = config["configurable"].get("checkpoint_ns") if config else None
-        want_id = get_checkpoint_id(config) if config else None
-        before_id = get_checkpoint_id(before) if before else None
-        left = limit
-        for thread_id in threads:
-            t = _resolve(self._records(thread_id))
-            for ns, checkpoints in t.checkpoints.items():
-                if want_ns is not None and ns != want_ns:
-                    continue
-                for cp_id in sorted(checkpoints, reverse=True):
-                    if want_id and cp_id != want_id:
-                        continue
-                    if before_id and cp_id >= before_id:
-                        continue
-                    metadata = _load(self.serde, checkpoints[cp_id]["md"])
-                    if filter and not all(metadata.get(k) == v for k, v in filter.items()):
-                        continue
-                    if left is not None:
-                        if left <= 0:
-                            return
-                        left -= 1
-                    yield self._tuple(thread_id, t, ns, cp_id)
+        return self._log().list(config, filter=filter, before=before, limit=limit)
 
-    # -- writing ------------------------------------------------------------------------
     def put(
         self,
         config: RunnableConfig,
@@ -234,37 +127,7 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint (one atomic append); mirror the root chat into ``thread_id``."""
-        thread_id = str(config["configurable"]["thread_id"])
-        ns = config["configurable"].get("checkpoint_ns", "")
-        c: dict[str, Any] = dict(checkpoint)
-        values: dict[str, Any] = c.pop("channel_values")
-        blobs = {
-            ch: [_vkey(ver), _dump(self.serde, values[ch]) if ch in values else None]
-            for ch, ver in new_versions.items()
-        }
-        record = {
-            "k": "cp",
-            "ns": ns,
-            "id": checkpoint["id"],
-            "parent": config["configurable"].get("checkpoint_id"),
-            "cp": _dump(self.serde, c),
-            "md": _dump(self.serde, get_checkpoint_metadata(config, metadata)),
-            "blobs": blobs,
-        }
-        self._append(thread_id, [record])
-        self._mirror(thread_id, ns, values)
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
-
-    def _mirror(self, thread_id: str, ns: str, values: dict[str, Any]) -> None:
-        chat = values.get(self.messages_channel) if self.messages_channel and not ns else None
-        if isinstance(chat, list) and chat and all(isinstance(m, BaseMessage) for m in chat):
-            self.repository.save_all(thread_id, from_langchain(chat))
+        return self._log().put(config, checkpoint, metadata, new_versions)
 
     def put_writes(
         self,
@@ -274,81 +137,25 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes for a checkpoint (one atomic append)."""
-        thread_id = str(config["configurable"]["thread_id"])
-        ns = config["configurable"].get("checkpoint_ns", "")
-        cp_id = config["configurable"]["checkpoint_id"]
-        records = [
-            {
-                "k": "w",
-                "ns": ns,
-                "cid": cp_id,
-                "task": task_id,
-                "idx": WRITES_IDX_MAP.get(ch, i),
-                "ch": ch,
-                "v": _dump(self.serde, value),
-                "path": task_path,
-            }
-            for i, (ch, value) in enumerate(writes)
-        ]
-        if records:
-            self._append(thread_id, records)
+        self._log().put_writes(config, writes, task_id, task_path)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints and writes, and its mirrored chat."""
-        self.repository.delete_by_conversation_id(self._cid(thread_id))
-        if self.messages_channel:
-            self.repository.delete_by_conversation_id(str(thread_id))
+        self._log().delete_thread(thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete every checkpoint whose metadata ``run_id`` is in ``run_ids``, with its
         writes (every thread is read; the changed ones are rewritten)."""
-        runs = {str(r) for r in run_ids}
-        if not runs:
-            return
-        for thread_id in self._threads():
-            records = self._records(thread_id)
-            gone = {
-                (r["ns"], r["id"])
-                for r in records
-                if r["k"] == "cp" and str(_load(self.serde, r["md"]).get("run_id")) in runs
-            }
-            if gone:
-                kept = [r for r in records if (r["ns"], r.get("id", r.get("cid"))) not in gone]
-                self._rewrite(thread_id, kept)
+        self._log().delete_for_runs(run_ids)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of one thread to another (appended)."""
-        records = self._records(str(source_thread_id))
-        if records:
-            self._append(str(target_thread_id), records)
+        self._log().copy_thread(source_thread_id, target_thread_id)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest``: keep each namespace's newest checkpoint (with its writes and the
         values it needs); ``delete``: delete the threads' checkpoints."""
-        if strategy not in ("keep_latest", "delete"):
-            raise InvalidArgumentError(
-                "strategy", f"must be keep_latest or delete, got {strategy!r}"
-            )
-        for thread_id in map(str, thread_ids):
-            if strategy == "delete":
-                self.repository.delete_by_conversation_id(self._cid(thread_id))
-                continue
-            records = self._records(thread_id)
-            t = _resolve(records)
-            if not t.checkpoints:
-                continue
-            kept: list[dict[str, Any]] = []
-            for ns, checkpoints in t.checkpoints.items():
-                latest = checkpoints[max(checkpoints)]
-                versions = _load(self.serde, latest["cp"])["channel_versions"]
-                blobs = {
-                    ch: [_vkey(ver), t.blobs[(ns, ch, _vkey(ver))]]
-                    for ch, ver in versions.items()
-                    if (ns, ch, _vkey(ver)) in t.blobs
-                }
-                kept.append({**latest, "blobs": blobs})
-                kept.extend(t.writes.get((ns, latest["id"]), {}).values())
-            self._rewrite(thread_id, kept)
+        self._log().prune(thread_ids, _strategy(strategy))
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Monotonic string versions, as LangGraph's own savers use."""
@@ -360,9 +167,10 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
             n = int(str(current).split(".")[0])
         return f"{n + 1:032}.{random.random():016}"
 
-    # -- async: the same operations in a worker thread ----------------------------------
+    # -- async: the same operations awaited on the async repository --------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.get_tuple, config)
+        """``get_tuple``, awaited."""
+        return await self._alog().get_tuple(config)
 
     async def alist(
         self,
@@ -372,10 +180,8 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
-        for tup in found:
+        """``list``, awaited thread by thread."""
+        async for tup in self._alog().list(config, filter=filter, before=before, limit=limit):
             yield tup
 
     async def aput(
@@ -385,7 +191,8 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+        """``put``, awaited."""
+        return await self._alog().put(config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self,
@@ -394,16 +201,21 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+        """``put_writes``, awaited."""
+        await self._alog().put_writes(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.delete_thread, thread_id)
+        """``delete_thread``, awaited."""
+        await self._alog().delete_thread(thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
+        """``delete_for_runs``, awaited."""
+        await self._alog().delete_for_runs(run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+        """``copy_thread``, awaited."""
+        await self._alog().copy_thread(source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+        """``prune``, awaited."""
+        await self._alog().prune(thread_ids, _strategy(strategy))

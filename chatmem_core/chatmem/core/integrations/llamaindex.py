@@ -9,23 +9,30 @@
 - ``ChatmemChatStore`` is a ``BaseChatStore`` for older code (``ChatMemoryBuffer``); it sees
   every message, active or archived.
 
-Both take a repository, or a URL (``from_url``) that ``to_dict``/``from_dict`` rebuild
-from. An index names a position in the whole log, oldest first; a negative one counts from
-the end as in a Python list, and one out of range either way gives None (LlamaIndex's Redis
-store returns None for every negative index; its SQL store takes a row id instead).
+Sync and async. ``AsyncDBChatStore`` has only async methods, so ``ChatmemDBChatStore`` takes
+one repository: an ``Async*Repository`` is awaited on the event loop; a sync one runs in a
+worker thread. ``BaseChatStore`` has both, and one object serves both kinds of caller, so
+``ChatmemChatStore`` takes ``repository=`` (its sync methods), ``async_repository=`` (its
+``a*`` methods) or both; with only a sync one the ``a*`` methods run it in a worker thread,
+with only an async one the sync methods raise ``InvalidArgumentError``.
+
+Both also open a URL (``from_url``) that ``to_dict``/``from_dict`` rebuild from: the DB store
+opens the async twin (``async_repository_from_url``, on its first call) unless
+``use_async=False``; ``ChatmemChatStore`` opens the sync one. An index names a position in
+the whole log, oldest first; a negative one counts from the end as in a Python list, and one
+out of range either way gives None (LlamaIndex's Redis store returns None for every negative
+index; its SQL store takes a row id instead).
 
 Appends are one atomic store operation. Inserting at an index, deleting or archiving
 single messages and ``set_messages`` rewrite the conversation (read, change, ``save_all``):
 atomic for readers, but an append landing between the read and the write is lost, as in
-LlamaIndex's own stores. The async store runs the (synchronous) repository calls in a
-worker thread so they never block the event loop.
+LlamaIndex's own stores.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .._errors import InvalidArgumentError, require
@@ -40,10 +47,25 @@ from llama_index.core.storage.chat_store.base_db import (  # noqa: E402
     MessageStatus,
 )
 
-from .._messages import Message  # noqa: E402
-from .._registry import repository_from_url  # noqa: E402
-from .._repository import BaseChatMemoryRepository, ChatMemoryRepository  # noqa: E402
-from ._llamaindex_codec import from_llamaindex, split_items, to_llamaindex  # noqa: E402
+from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
+from .._contract import is_async_repository  # noqa: E402
+from .._registry import (  # noqa: E402
+    async_repository_class_for_url,
+    async_repository_from_url,
+    repository_class_for_url,
+    repository_from_url,
+)
+from .._repository import ChatMemoryRepository  # noqa: E402
+from ._async_llamaindex_log import AsyncChatLog  # noqa: E402
+from ._in_thread import in_thread  # noqa: E402
+from ._llamaindex_codec import from_llamaindex, to_llamaindex  # noqa: E402
+from ._llamaindex_entries import (  # noqa: E402
+    STATUS_KEY,
+    check_messages,
+    check_status,
+)
+from ._llamaindex_log import ChatLog  # noqa: E402
+from ._repos import Twins, pick  # noqa: E402
 
 __all__ = [
     "STATUS_KEY",
@@ -53,130 +75,14 @@ __all__ = [
     "to_llamaindex",
 ]
 
-STATUS_KEY = "llamaindex_status"
-"""Metadata key marking a stored message archived by LlamaIndex ``Memory`` (absent: active)."""
-
-Entry = tuple[ChatMessage, MessageStatus]
 T = TypeVar("T")
 
 
-# -- the log as (LlamaIndex message, status) entries: pure functions ------------------------
-def entries_of(stored: Sequence[Message]) -> list[Entry]:
-    """Stored chatmem messages as LlamaIndex messages with their status (key stripped)."""
-    plain: list[Message] = []
-    statuses: list[MessageStatus] = []
-    for m in stored:
-        status = m.metadata.get(STATUS_KEY)
-        if STATUS_KEY in m.metadata:
-            rest = {k: v for k, v in m.metadata.items() if k != STATUS_KEY}
-            m = dataclasses.replace(m, metadata=rest)
-        plain.append(m)
-        statuses.append(
-            MessageStatus.ARCHIVED
-            if status == MessageStatus.ARCHIVED.value
-            else MessageStatus.ACTIVE
-        )
-    items = split_items(to_llamaindex(plain, group_tool_responses=False))
-    return [(x, s) for item, s in zip(items, statuses, strict=True) for x in item]
-
-
-def messages_of(entries: Sequence[Entry]) -> list[Message]:
-    """Entries back to chatmem messages, archived ones marked under ``STATUS_KEY``."""
-    xs = [x for x, _ in entries]
-    decoded = from_llamaindex(xs, group_tool_responses=False)
-    out: list[Message] = []
-    at = 0
-    for m, item in zip(decoded, split_items(xs), strict=True):
-        if entries[at][1] == MessageStatus.ARCHIVED:
-            tagged = {**m.metadata, STATUS_KEY: MessageStatus.ARCHIVED.value}
-            m = dataclasses.replace(m, metadata=tagged)
-        out.append(m)
-        at += len(item)
-    return out
-
-
-def index_in(n: int, idx: int) -> int | None:
-    """``idx`` as a position in a log of ``n`` (negative counts from the end); None when out
-    of range either way."""
-    if isinstance(idx, bool) or not isinstance(idx, int):
-        raise InvalidArgumentError("idx", "must be an int")
-    return idx % n if -n <= idx < n else None
-
-
-def _status(value: object, argument: str = "status") -> MessageStatus:
-    try:
-        return MessageStatus(value)
-    except ValueError:
-        raise InvalidArgumentError(argument, f"must be a MessageStatus, got {value!r}") from None
-
-
-def _check_messages(messages: object) -> list[ChatMessage]:
-    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
-        raise InvalidArgumentError("messages", "must be a list of ChatMessage")
-    for i, x in enumerate(messages):
-        if not isinstance(x, ChatMessage):
-            raise InvalidArgumentError(f"messages[{i}]", f"is a {type(x).__name__}")
-    return list(messages)
-
-
-class _Log:
-    """The synchronous operations both stores share, over one repository."""
-
-    def __init__(self, repository: ChatMemoryRepository) -> None:
-        self.repository = repository
-
-    def read(self, key: str) -> list[Entry]:
-        return entries_of(self.repository.find_by_conversation_id(key))
-
-    def write(self, key: str, entries: Sequence[Entry]) -> None:
-        self.repository.save_all(key, messages_of(entries))
-
-    def append(self, key: str, messages: Sequence[ChatMessage], status: MessageStatus) -> None:
-        new = messages_of([(x, status) for x in messages])
-        if not new:
-            return
-        if isinstance(self.repository, BaseChatMemoryRepository):
-            self.repository.append(key, new)
-        else:
-            self.repository.save_all(key, [*self.repository.find_by_conversation_id(key), *new])
-
-    def delete_at(self, key: str, idx: int) -> ChatMessage | None:
-        entries = self.read(key)
-        at = index_in(len(entries), idx)
-        if at is None:
-            return None
-        removed = entries.pop(at)[0]
-        self.write(key, entries)
-        return removed
-
-    def take_oldest(self, key: str, n: int, archive: bool) -> list[ChatMessage]:
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise InvalidArgumentError("n", f"must be an int >= 0, got {n!r}")
-        entries = self.read(key)
-        picked = [i for i, (_, s) in enumerate(entries) if s == MessageStatus.ACTIVE][:n]
-        if not picked:
-            return []
-        taken = [entries[i][0] for i in picked]
-        if archive:
-            for i in picked:
-                entries[i] = (entries[i][0], MessageStatus.ARCHIVED)
-        else:
-            gone = set(picked)
-            entries = [e for i, e in enumerate(entries) if i not in gone]
-        self.write(key, entries)
-        return taken
-
-
-def _repository(repository: object, url: object, options: dict[str, Any]) -> ChatMemoryRepository:
+def _exactly_one(repository: object, url: object, options: dict[str, Any]) -> None:
     if (repository is None) == (url is None):
         raise InvalidArgumentError("url", "give a repository or a url (exactly one)")
-    if url is not None:
-        return repository_from_url(url, **options)  # type: ignore[arg-type]
-    if options:
+    if repository is not None and options:
         raise InvalidArgumentError(next(iter(options)), "options go with a url only")
-    if not isinstance(repository, ChatMemoryRepository):
-        raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
-    return repository
 
 
 def _rebuild(cls: Callable[..., T], data: object, options: dict[str, Any]) -> T:
@@ -184,52 +90,108 @@ def _rebuild(cls: Callable[..., T], data: object, options: dict[str, Any]) -> T:
         raise InvalidArgumentError(
             "data", "holds no url: only a store made with from_url(...) can be rebuilt"
         )
-    return cls(url=data["url"], **options)
+    extra = {"use_async": data["use_async"]} if "use_async" in data else {}
+    return cls(url=data["url"], **extra, **options)
 
 
 class ChatmemDBChatStore(AsyncDBChatStore):
-    """The chat store ``llama_index.core.memory.Memory`` takes, on any chatmem repository;
-    a key is a conversation id."""
+    """The chat store ``llama_index.core.memory.Memory`` takes, on any chatmem repository
+    (async, or sync in a worker thread); a key is a conversation id."""
 
     url: str | None = None
-    _log: _Log = PrivateAttr()
+    use_async: bool = True
+    _log: AsyncChatLog | None = PrivateAttr(default=None)
+    _options: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _opening: asyncio.Lock | None = PrivateAttr(default=None)
+    _given: ChatMemoryRepository | AsyncChatMemoryRepository | None = PrivateAttr(default=None)
+    _close: Callable[[], Awaitable[None]] | None = PrivateAttr(default=None)
 
     def __init__(
         self,
-        repository: ChatMemoryRepository | None = None,
+        repository: ChatMemoryRepository | AsyncChatMemoryRepository | None = None,
         *,
         url: str | None = None,
+        use_async: bool = True,
         **options: Any,
     ) -> None:
-        repo = _repository(repository, url, options)
-        super().__init__(url=url)  # type: ignore[call-arg]  # a pydantic field
-        self._log = _Log(repo)
+        _exactly_one(repository, url, options)
+        if not isinstance(use_async, bool):
+            raise InvalidArgumentError("use_async", "must be a bool")
+        log: AsyncChatLog | None = None
+        if repository is not None:
+            if isinstance(repository, AsyncChatMemoryRepository) and is_async_repository(
+                repository
+            ):
+                log = AsyncChatLog(repository)
+            elif isinstance(repository, ChatMemoryRepository):
+                log = AsyncChatLog(in_thread(repository))
+            else:
+                raise InvalidArgumentError(
+                    "repository", "must implement ChatMemoryRepository or its async twin"
+                )
+        elif use_async:
+            async_repository_class_for_url(str(url))  # a bad scheme or driver fails here
+        else:
+            repository_class_for_url(str(url))
+        super().__init__(url=url, use_async=use_async)  # type: ignore[call-arg]  # pydantic fields
+        self._log, self._options, self._given = log, options, repository
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> ChatmemDBChatStore:
-        """The store over ``repository_from_url(url, **options)``; ``to_dict`` keeps the URL."""
-        return cls(url=url, **options)
+    def from_url(cls, url: str, *, use_async: bool = True, **options: Any) -> ChatmemDBChatStore:
+        """The store over ``await async_repository_from_url(url, **options)``, opened on the
+        first call (``use_async=False``: ``repository_from_url`` in worker threads);
+        ``to_dict`` keeps the URL."""
+        return cls(url=url, use_async=use_async, **options)
 
     @classmethod
     def class_name(cls) -> str:
         return "ChatmemDBChatStore"
 
     @property
-    def repository(self) -> ChatMemoryRepository:
-        """The chatmem repository behind this store."""
-        return self._log.repository
+    def repository(self) -> ChatMemoryRepository | AsyncChatMemoryRepository | None:
+        """The repository this store was given (None for a URL store)."""
+        return self._given
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"class_name", "url"}``: enough for ``from_dict`` to reopen the same store."""
-        return {"class_name": self.class_name(), "url": self.url}
+        """``{"class_name", "url", "use_async"}``: enough for ``from_dict`` to reopen it."""
+        return {"class_name": self.class_name(), "url": self.url, "use_async": self.use_async}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **options: Any) -> ChatmemDBChatStore:
         """Reopen a store from ``to_dict``'s output (``options`` go to the backend)."""
         return _rebuild(cls, data, options)
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.to_thread(fn, *args)
+    async def _chat_log(self) -> AsyncChatLog:
+        if self._log is None:  # a URL store: open its repository once, on the first call
+            if self._opening is None:
+                self._opening = asyncio.Lock()
+            async with self._opening:
+                if self._log is None:
+                    self._log = AsyncChatLog(await self._open())
+        return self._log
+
+    async def _open(self) -> AsyncChatMemoryRepository:
+        url, options = str(self.url), self._options
+        if self.use_async:
+            repo = await async_repository_from_url(url, **options)
+            self._close = getattr(repo, "close", None)  # a store that owns a client has one
+            return repo
+        sync = await asyncio.to_thread(repository_from_url, url, **options)
+        sync_close = getattr(sync, "close", None)
+
+        async def close() -> None:
+            if sync_close is not None:
+                await asyncio.to_thread(sync_close)
+
+        self._close = close
+        return in_thread(sync)
+
+    async def aclose(self) -> None:
+        """Close the repository a URL store opened (a given repository is the caller's); the
+        next call opens it again."""
+        close, self._close, self._log = self._close, None, self._log if self._given else None
+        if close is not None:
+            await close()
 
     async def get_messages(
         self,
@@ -240,11 +202,11 @@ class ChatmemDBChatStore(AsyncDBChatStore):
     ) -> list[ChatMessage]:
         """Messages of ``key`` with ``status`` (None: all), oldest first, then ``offset``
         and ``limit`` applied as in LlamaIndex's SQL store."""
-        wanted = None if status is None else _status(status)
+        wanted = None if status is None else check_status(status)
         for name, value in (("limit", limit), ("offset", offset)):
             if value is not None and (not isinstance(value, int) or value < 0):
                 raise InvalidArgumentError(name, f"must be an int >= 0 or None, got {value!r}")
-        entries = await self._run(self._log.read, key)
+        entries = await (await self._chat_log()).read(key)
         xs = [x for x, s in entries if wanted is None or s == wanted]
         start = offset or 0
         return xs[start : None if limit is None else start + limit]
@@ -265,59 +227,67 @@ class ChatmemDBChatStore(AsyncDBChatStore):
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Append messages in one atomic append."""
-        xs, s = _check_messages(messages), _status(status)
-        await self._run(self._log.append, key, xs, s)
+        xs, s = check_messages(messages), check_status(status)
+        await (await self._chat_log()).append(key, xs, s)
 
     async def set_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Replace every message of ``key`` (whatever its status) with ``messages``."""
-        xs, s = _check_messages(messages), _status(status)
-        await self._run(self._log.write, key, [(x, s) for x in xs])
+        xs, s = check_messages(messages), check_status(status)
+        await (await self._chat_log()).write(key, [(x, s) for x in xs])
 
     async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
         """Remove the message at position ``idx`` of the whole log; None when out of range."""
-        return await self._run(self._log.delete_at, key, idx)
+        return await (await self._chat_log()).delete_at(key, idx)
 
     async def delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
         """Delete the messages of ``key`` with ``status`` (None: the whole conversation)."""
+        log = await self._chat_log()
         if status is None:
-            await self._run(self.repository.delete_by_conversation_id, key)
-            return
-        s = _status(status)
-        entries = await self._run(self._log.read, key)
-        await self._run(self._log.write, key, [e for e in entries if e[1] != s])
+            await log.delete(key)
+        else:
+            await log.delete_status(key, check_status(status))
 
     async def delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
         """Delete the oldest ``n`` active messages and return them."""
-        return await self._run(self._log.take_oldest, key, n, False)
+        return await (await self._chat_log()).take_oldest(key, n, False)
 
     async def archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
         """Mark the oldest ``n`` active messages archived and return them."""
-        return await self._run(self._log.take_oldest, key, n, True)
+        return await (await self._chat_log()).take_oldest(key, n, True)
 
     async def get_keys(self) -> list[str]:
         """Every conversation id in the repository."""
-        return await self._run(self.repository.find_conversation_ids)
+        return await (await self._chat_log()).keys()
 
 
 class ChatmemChatStore(BaseChatStore):
-    """A LlamaIndex ``BaseChatStore`` (for ``ChatMemoryBuffer`` and older code) over any
-    chatmem repository; a key is a conversation id."""
+    """A LlamaIndex ``BaseChatStore`` (for ``ChatMemoryBuffer`` and older code) over chatmem
+    repositories: ``repository=`` for the sync methods, ``async_repository=`` for the ``a*``
+    ones, or both (see the module docstring); a key is a conversation id."""
 
     url: str | None = None
-    _log: _Log = PrivateAttr()
+    _twins: Twins = PrivateAttr()
+    _log: ChatLog | None = PrivateAttr(default=None)
+    _alog: AsyncChatLog = PrivateAttr()
 
     def __init__(
         self,
         repository: ChatMemoryRepository | None = None,
         *,
+        async_repository: AsyncChatMemoryRepository | None = None,
         url: str | None = None,
         **options: Any,
     ) -> None:
-        repo = _repository(repository, url, options)
+        if url is not None or options:
+            _exactly_one(repository, url, options)
+            repository = repository_from_url(str(url), **options)
+        twins = pick(repository, async_repository, user="ChatmemChatStore")
         super().__init__(url=url)  # type: ignore[call-arg]  # a pydantic field
-        self._log = _Log(repo)
+        self._twins = twins
+        self._log = None if twins.sync is None else ChatLog(twins.sync)
+        self._alog = AsyncChatLog(twins.aio)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> ChatmemChatStore:
@@ -334,47 +304,87 @@ class ChatmemChatStore(BaseChatStore):
         return "ChatmemChatStore"
 
     @property
-    def repository(self) -> ChatMemoryRepository:
-        """The chatmem repository behind this store."""
-        return self._log.repository
+    def repository(self) -> ChatMemoryRepository | None:
+        """The sync repository (None when given only ``async_repository``)."""
+        return self._twins.sync
 
+    @property
+    def async_repository(self) -> AsyncChatMemoryRepository | None:
+        """The async repository (None when given only a sync one)."""
+        return self._twins.given_async
+
+    def _sync(self) -> ChatLog:
+        if self._log is None:
+            raise self._twins.no_sync()
+        return self._log
+
+    # -- sync ---------------------------------------------------------------------------
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Replace the conversation ``key`` (an empty list deletes it)."""
-        self._log.write(key, [(x, MessageStatus.ACTIVE) for x in _check_messages(messages)])
+        entries = [(x, MessageStatus.ACTIVE) for x in check_messages(messages)]
+        self._sync().write(key, entries)
 
     def get_messages(self, key: str) -> list[ChatMessage]:
         """Every message of ``key``; ``[]`` when unknown."""
-        return [x for x, _ in self._log.read(key)]
+        return [x for x, _ in self._sync().read(key)]
 
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append ``message`` (or insert it at ``idx`` as ``list.insert`` does, rewriting)."""
-        x = _check_messages([message])[0]
+        x = check_messages([message])[0]
         if idx is None:
-            self._log.append(key, [x], MessageStatus.ACTIVE)
-            return
-        if isinstance(idx, bool) or not isinstance(idx, int):
-            raise InvalidArgumentError("idx", "must be an int or None")
-        entries = self._log.read(key)
-        entries.insert(idx, (x, MessageStatus.ACTIVE))
-        self._log.write(key, entries)
+            self._sync().append(key, [x], MessageStatus.ACTIVE)
+        else:
+            self._sync().insert(key, idx, x)
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Delete ``key``; its messages, or None when it held none."""
-        messages = self.get_messages(key)
-        if not messages:
-            return None
-        self._log.repository.delete_by_conversation_id(key)
-        return messages
+        return self._sync().pop_all(key)
 
     def delete_message(self, key: str, idx: int) -> ChatMessage | None:
         """Remove the message at ``idx`` (negative counts from the end); None when out of
         range either way."""
-        return self._log.delete_at(key, idx)
+        return self._sync().delete_at(key, idx)
 
     def delete_last_message(self, key: str) -> ChatMessage | None:
         """Remove the last message; None when the conversation is empty."""
-        return self._log.delete_at(key, -1)
+        return self._sync().delete_at(key, -1)
 
     def get_keys(self) -> list[str]:
         """Every conversation id in the repository."""
-        return list(self._log.repository.find_conversation_ids())
+        return self._sync().keys()
+
+    # -- async: the same operations awaited on the async repository ----------------------
+    async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        """``set_messages``, awaited."""
+        entries = [(x, MessageStatus.ACTIVE) for x in check_messages(messages)]
+        await self._alog.write(key, entries)
+
+    async def aget_messages(self, key: str) -> list[ChatMessage]:
+        """``get_messages``, awaited."""
+        return [x for x, _ in await self._alog.read(key)]
+
+    async def async_add_message(
+        self, key: str, message: ChatMessage, idx: int | None = None
+    ) -> None:
+        """``add_message``, awaited."""
+        x = check_messages([message])[0]
+        if idx is None:
+            await self._alog.append(key, [x], MessageStatus.ACTIVE)
+        else:
+            await self._alog.insert(key, idx, x)
+
+    async def adelete_messages(self, key: str) -> list[ChatMessage] | None:
+        """``delete_messages``, awaited."""
+        return await self._alog.pop_all(key)
+
+    async def adelete_message(self, key: str, idx: int) -> ChatMessage | None:
+        """``delete_message``, awaited."""
+        return await self._alog.delete_at(key, idx)
+
+    async def adelete_last_message(self, key: str) -> ChatMessage | None:
+        """``delete_last_message``, awaited."""
+        return await self._alog.delete_at(key, -1)
+
+    async def aget_keys(self) -> list[str]:
+        """``get_keys``, awaited."""
+        return await self._alog.keys()

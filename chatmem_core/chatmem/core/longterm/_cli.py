@@ -18,7 +18,7 @@ import secrets
 import sys
 from typing import Any, TextIO
 
-from chatmem.core._errors import ChatMemoryError, InvalidArgumentError
+from chatmem.core._errors import InvalidArgumentError
 
 from ._model import MemoryRecord
 from ._repository import MemoryRecordRepository
@@ -172,59 +172,53 @@ def server_key(host: str, api_key: str | None, no_auth: bool) -> tuple[str | Non
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    """Run a ``memories`` or ``serve`` command; the exit status."""
-    try:
-        if args.command == "serve":
-            return _serve(args, out)
-        if args.memories_command == "schema":
-            from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, memory_schema_sql
+    """Run a ``memories`` or ``serve`` command; the exit status. Errors propagate to the
+    CLI's ``main``, which maps them onto the exit codes every command uses (2 for usage and
+    input errors, 1 for a conflict, a missing record or a failing store)."""
+    if args.command == "serve":
+        return _serve(args, out)
+    if args.memories_command == "schema":
+        from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, memory_schema_sql
 
-            out.write(
-                memory_schema_sql(args.url, table_name=args.table_name or DEFAULT_MEMORY_TABLE_NAME)
-            )
-            return 0
-        store = open_store(args.url, args.table_name, args.create_schema)
-        try:
-            return _run_memories(store, args, out)
-        finally:
-            close = getattr(store, "close", None)  # the client or cluster it opened
-            if close is not None:
-                close()
-    except ChatMemoryError as exc:
-        print(f"chatmem: {exc}", file=sys.stderr)
-        return 2
+        out.write(
+            memory_schema_sql(args.url, table_name=args.table_name or DEFAULT_MEMORY_TABLE_NAME)
+        )
+        return 0
+    store = open_store(args.url, args.table_name, args.create_schema)
+    try:
+        return _run_memories(store, args, out)
+    finally:
+        close = getattr(store, "close", None)  # the client or cluster it opened
+        if close is not None:
+            close()
 
 
 def _run_memories(store: MemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
     """Run ``memories ls|approve|reject|rm|expire`` on an open store."""
-    try:
-        command = args.memories_command
-        if command == "ls":
-            page = store.find(
-                agent_id=args.agent_id,
-                user_id=args.user_id,
-                status=args.status,
-                memory_type=args.memory_type,
-                limit=args.limit,
-                cursor=args.cursor,
-            )
-            for record in page.records:
-                line = json.dumps(record.to_dict(), ensure_ascii=False) if args.json else None
-                print(line or describe(record), file=out)
-            if page.next_cursor:
-                print(f"more: --cursor {page.next_cursor}", file=sys.stderr)
-        elif command in ("approve", "reject"):
-            decide = store.approve if command == "approve" else store.reject
-            print(describe(decide(args.id, reviewer=args.reviewer, reason=args.reason)), file=out)
-        elif command == "rm":
-            if not store.delete(args.id):
-                print(f"chatmem: no memory {args.id}", file=sys.stderr)
-                return 1
-        elif command == "expire":
-            print(f"expired {store.expire_due()} pending memories", file=out)
-    except ChatMemoryError as exc:
-        print(f"chatmem: {exc}", file=sys.stderr)
-        return 2
+    command = args.memories_command
+    if command == "ls":
+        page = store.find(
+            agent_id=args.agent_id,
+            user_id=args.user_id,
+            status=args.status,
+            memory_type=args.memory_type,
+            limit=args.limit,
+            cursor=args.cursor,
+        )
+        for record in page.records:
+            line = json.dumps(record.to_dict(), ensure_ascii=False) if args.json else None
+            print(line or describe(record), file=out)
+        if page.next_cursor:
+            print(f"more: --cursor {page.next_cursor}", file=sys.stderr)
+    elif command in ("approve", "reject"):
+        decide = store.approve if command == "approve" else store.reject
+        print(describe(decide(args.id, reviewer=args.reviewer, reason=args.reason)), file=out)
+    elif command == "rm":
+        if not store.delete(args.id):
+            print(f"chatmem: no memory {args.id}", file=sys.stderr)
+            return 1
+    elif command == "expire":
+        print(f"expired {store.expire_due()} pending memories", file=out)
     return 0
 
 

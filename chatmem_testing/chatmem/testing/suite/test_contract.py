@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
@@ -16,10 +17,14 @@ from chatmem.core import (
     SystemMessage,
     ToolResponseMessage,
     UserMessage,
+    async_repository_from_url,
+    repository_from_url,
 )
 
 from ..capabilities import KNOWN_CAPABILITIES
 from ..corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
+from ..harness import Harness, ServerInfo
+from ..twins import sync_of
 
 Repo = BaseChatMemoryRepository
 
@@ -319,3 +324,37 @@ def test_the_whole_shared_suite_is_collected_unchanged(request: pytest.FixtureRe
     collected = {getattr(item, "obj", None) for item in request.session.items}
     missing = sorted(name for name, fn in shared_tests().items() if fn not in collected)
     assert not missing, f"shared tests deleted or overridden in this run: {missing}"
+
+
+def test_typed_config_reaches_repository_from_url(
+    harness: Harness, server: ServerInfo, repository: Repo, twin: str
+) -> None:
+    """``repository_from_url(url, <Store>Config(...))``: the typed options reach the store
+    (same config, same data) in both twins."""
+    sync = sync_of(repository)
+    spec = harness.connect_spec(server, sync)
+    config = getattr(sync, "config", None)
+    if spec is None or config is None:
+        pytest.skip(f"{harness.name}: no URL to open (in-process store) or no config object")
+    url, _ = spec
+    repository.save_all("typed", [UserMessage("through the config")])
+    if twin == "async":
+
+        async def reopen() -> tuple[object, list[str | None]]:
+            again = await async_repository_from_url(url, config)
+            try:
+                got = await again.find_by_conversation_id("typed")
+                return getattr(again, "config", None), [m.text for m in got]
+            finally:
+                await again.close()  # type: ignore[attr-defined]
+
+        seen_config, seen = asyncio.run(reopen())
+    else:
+        again = repository_from_url(url, config)
+        try:
+            seen_config = getattr(again, "config", None)
+            seen = [m.text for m in again.find_by_conversation_id("typed")]
+        finally:
+            again.close()  # type: ignore[attr-defined]
+    assert seen_config == config
+    assert seen == ["through the config"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Sequence
 
 import pytest
@@ -11,6 +12,7 @@ from chatmem.core import (
     AssistantMessage,
     BaseChatMemoryRepository,
     ChatTurn,
+    InvalidArgumentError,
     Message,
     SystemMessage,
     ToolCall,
@@ -136,3 +138,41 @@ def test_filter_preprocessor_and_plain_callables(repository: Repo) -> None:
         assert texts(turn.messages) == ["u2", "u1"]
         turn.append(UserMessage("u3"))
     assert texts(repository.find_by_conversation_id("f")) == ["u3", "u1", "u2"]
+
+
+def test_concurrent_turns_on_one_conversation_lose_nothing(repository: Repo) -> None:
+    """A turn whose preprocessors leave the history as stored appends only its new
+    messages, so turns that overlap keep each other's messages."""
+    repository.save_all("c", [UserMessage("start")])
+    barrier = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def run(w: int) -> None:
+        try:
+            with ChatTurn(repository, "c") as turn:
+                barrier.wait(30)  # every turn has loaded before any stores
+                turn.append([UserMessage(f"q{w}"), AssistantMessage(f"a{w}")])
+        except BaseException as exc:  # collected: the test fails with it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    got = texts(repository.find_by_conversation_id("c"))
+    assert got[0] == "start" and len(got) == 13
+    for w in range(6):
+        assert got.index(f"q{w}") + 1 == got.index(f"a{w}")
+
+
+def test_a_turn_with_last_reads_only_the_newest_messages(repository: Repo) -> None:
+    repository.save_all("c", [UserMessage(f"m{i}") for i in range(40)])
+    with ChatTurn(repository, "c", last=5) as turn:
+        assert texts(turn.messages) == [f"m{i}" for i in range(35, 40)]
+        turn.append(AssistantMessage("reply"))
+    got = texts(repository.find_by_conversation_id("c"))
+    assert len(got) == 41 and got[-1] == "reply" and got[0] == "m0"
+    with pytest.raises(InvalidArgumentError, match="last"):
+        ChatTurn(repository, "c", last=0)

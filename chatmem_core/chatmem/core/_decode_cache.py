@@ -1,0 +1,49 @@
+"""``DecodeCache``: decoded messages by the exact stored bytes, for a store's read path.
+
+A window read returns mostly the same rows turn after turn; decoding each again (JSON, then
+message objects) is most of a read's client time. A row's stored form (payload plus its
+store-assigned fields) fully determines the decoded message, and messages are immutable all
+the way down (core freezes metadata), so serving a cached object can never show stale or
+shared-mutable data: a replaced or concurrently written row has other bytes, hence another key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_DECODE_CACHE_SIZE = 4096
+
+
+class DecodeCache:
+    """At most ``size`` decoded values by key; the oldest goes first when full.
+
+    ``get(key, decode)`` returns the cached value or ``decode()``'s, stored under ``key``. Use
+    a key made only of what was read (payload text or bytes, position, the raw timestamp),
+    never of anything the caller can change. Safe under threads (dict operations are atomic;
+    a race decodes twice, harmlessly)."""
+
+    __slots__ = ("_data", "_size")
+
+    def __init__(self, size: int = DEFAULT_DECODE_CACHE_SIZE) -> None:
+        self._size = size
+        self._data: dict[Hashable, object] = {}
+
+    def get(self, key: Hashable, decode: Callable[[], T]) -> T:
+        data = self._data
+        hit = data.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        value = decode()
+        if len(data) >= self._size:
+            try:
+                del data[next(iter(data))]
+            except (KeyError, StopIteration, RuntimeError):
+                data.clear()  # another thread changed it mid-eviction: start afresh
+        data[key] = value
+        return value
+
+    def clear(self) -> None:
+        self._data.clear()

@@ -1,0 +1,56 @@
+"""Engines with the settings chat memory needs: ``make_async_engine`` (SQLAlchemy asyncio) is
+written here once as async code, and ``make_engine`` in ``_engine.py`` is its generated sync
+twin. The I/O-free parts both share (default drivers, WAL hook, idle pings) are in
+``_engine_setup.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio  # sync: import time
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.util import await_only
+
+from chatmem.core import MissingDependencyError
+
+from ._engine_setup import (
+    DRIVER_EXTRAS,
+    IDLE_PING_SECONDS,
+    async_engine_url,
+    ping_when_idle,
+    sqlite_options,
+    sqlite_wal,
+)
+
+# unasync: make_async_engine -> make_engine, sqlalchemy.ext.asyncio -> sqlalchemy.engine
+
+
+def make_async_engine(
+    url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any
+) -> AsyncEngine:
+    """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
+    one shared connection for ``:memory:``; servers: pooled connections pinged only after
+    ``idle_ping_seconds`` idle); a URL without a driver gets the extra's (async: aiosqlite,
+    psycopg, aiomysql; SQL Server and Oracle have no async twin: ``InvalidArgumentError``)."""
+    parsed = async_engine_url(url)
+    backend = parsed.get_backend_name()
+    file_db = backend == "sqlite" and sqlite_options(parsed, engine_options)
+    try:
+        engine = create_async_engine(parsed, **engine_options)
+    except ModuleNotFoundError as exc:  # the URL's driver is not installed
+        extra = DRIVER_EXTRAS.get(backend, backend)
+        raise MissingDependencyError(extra, exc.name or parsed.drivername) from exc
+    events = engine.sync_engine  # sync: events = engine
+    if backend == "sqlite":
+        if file_db:
+            sa.event.listen(events, "connect", sqlite_wal(_sleep))
+    elif not engine_options.get("pool_pre_ping"):
+        ping_when_idle(events, idle_ping_seconds)
+    return engine
+
+
+def _sleep(seconds: float) -> None:
+    """Wait inside a pool event: the async twin awaits from SQLAlchemy's greenlet."""
+    await_only(asyncio.sleep(seconds))  # sync: time.sleep(seconds)

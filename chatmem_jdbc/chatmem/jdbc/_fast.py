@@ -1,0 +1,234 @@
+# Generated from chatmem_jdbc/chatmem/jdbc/_async_fast.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
+"""The window's two hot operations on the driver's own connection, with the SQL SQLAlchemy
+compiled once: on SQLite and on psycopg, SQLAlchemy's per-statement bookkeeping costs as much
+as the statement. Written once as async code; ``_fast.py`` is its generated sync twin.
+
+- SQLite: the pooled sqlite3 connection; in the async twin aiosqlite's, which runs each
+  connection's sqlite3 calls in a thread of its own (the driver's design: sqlite3 has no
+  asyncio API), so the loop only awaits. Appends take the write lock up front (``BEGIN
+  IMMEDIATE``); "database is locked" is a lost race, retried by the caller.
+- PostgreSQL: psycopg's connection (the async twin: its asyncio connection) in autocommit,
+  one round trip per read or append.
+
+Driver errors go through the same translation as SQLAlchemy's (``as_dbapi_error``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import PoolProxiedConnection
+
+from chatmem.core import Message
+
+from ._codec import from_values, to_row
+from ._dialects import SqlDialect
+from ._errors import as_dbapi_error, translated
+from ._sqlite import sqlite_text
+from ._statements import Compiled, Statements
+
+if TYPE_CHECKING:
+    from ._postgresql import PostgresDialect
+    from ._schema import Tables
+
+
+T = TypeVar("T")
+
+SQLITE_DRIVER = "pysqlite"
+
+
+class FastPath(Protocol):
+    """What the repository runs on the fast path."""
+
+    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        """Every system message plus the last ``non_system_limit`` others, oldest first."""
+        ...
+
+    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        """Append atomically; False when it lost a race (the caller retries)."""
+        ...
+
+
+def fast_path_for(
+    dialect: SqlDialect, engine: Engine, tables: Tables, sql: Statements, reserve: Any
+) -> FastPath | None:
+    """The fast path for this engine's database and driver, or None (everything then runs
+    through SQLAlchemy)."""
+    driver = engine.dialect.driver
+    if dialect.name == "sqlite" and driver == SQLITE_DRIVER and reserve is not None:
+        return SqliteFastPath(engine, sql, reserve)
+    if dialect.name == "postgresql" and driver == "psycopg":
+        from ._postgresql import fast_path_statements
+
+        window, append = fast_path_statements(cast("PostgresDialect", dialect), tables, sql)
+        return PsycopgFastPath.create(cast("PostgresDialect", dialect), engine, window, append)
+    return None
+
+
+def _pool(call: Callable[..., T], *args: Any) -> T:
+    """Run a pool operation (checkout, checkin, invalidate). The async twin runs it in
+    SQLAlchemy's greenlet, where the driver adapter awaits the driver's coroutines."""
+    return call(*args)
+
+
+class SqliteFastPath:
+    """Append and window read on the pooled sqlite3 / aiosqlite connection."""
+
+    def __init__(self, engine: Engine, sql: Statements, reserve: Any) -> None:
+        self.engine = engine
+        self.pool = engine
+        self.window = Compiled(sql.window, engine.dialect)
+        self.reserve = Compiled(reserve, engine.dialect)
+        self.insert = Compiled(sql.insert_messages, engine.dialect)
+        self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
+        self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
+
+    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        raw = _pool(self.pool.raw_connection)
+        try:
+            conn: Any = raw.driver_connection
+            cur = conn.execute(self.window.sql, self.window.args(cid=cid, n=non_system_limit))
+            rows = cur.fetchall()
+        except sqlite3.Error as exc:
+            self._raise(exc, self.window, "reading the window")
+        finally:
+            _pool(raw.close)
+        return [from_values(r[1], r[3], r[4], r[5], r[6]) for r in rows]
+
+    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        """Append atomically; False when the database was busy (the caller retries). An
+        explicit BEGIN IMMEDIATE .. COMMIT, which sqlite3 passes through in every
+        isolation mode; a cancelled append is rolled back (or was already committed)."""
+        raw = _pool(self.pool.raw_connection)
+        try:
+            conn: Any = raw.driver_connection
+            cur = conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                self._append(cur, cid, messages, trim_to)
+                cur.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after the COMMIT ran
+                    cur.execute("ROLLBACK")
+                raise
+            return True
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                return False
+            self._raise(exc, self.insert, "appending")
+        except sqlite3.Error as exc:
+            self._raise(exc, self.insert, "appending")
+        finally:
+            _pool(raw.close)
+
+    def _append(self, cur: Any, cid: str, messages: Sequence[Message], trim_to: int | None) -> None:
+        now = sqlite_text(datetime.now(timezone.utc))
+        k = len(messages)
+        row = cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
+        reserved = row.fetchone()
+        start = int(reserved[0]) - k
+        rows = []
+        for i, m in enumerate(messages):
+            values = to_row(cid, start + i, m)
+            values["created_at"] = sqlite_text(values["created_at"])
+            rows.append(self.insert.args(**values))
+        cur.executemany(self.insert.sql, rows)
+        if trim_to is not None and (start + k) // trim_to != start // trim_to:
+            skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
+            found = cur.execute(self.trim_cut.sql, skip)
+            cut = found.fetchone()
+            if cut is not None:
+                cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
+
+    def _raise(self, exc: sqlite3.Error, stmt: Compiled, what: str) -> NoReturn:
+        """Raise the chatmem error SQLAlchemy's path raises for the same sqlite3 error."""
+        error = translated(as_dbapi_error(exc, stmt.sql, self.engine.dialect, sqlite3.Error), what)
+        raise error from error.__cause__
+
+
+class PsycopgFastPath:
+    """Window read and append on the pooled psycopg connection, in autocommit (one round
+    trip each); driver errors go through the same translation as SQLAlchemy's."""
+
+    def __init__(
+        self, dialect: PostgresDialect, engine: Engine, window: Compiled, append: Compiled
+    ) -> None:
+        self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
+        self.pool = engine
+
+    @classmethod
+    def create(
+        cls, dialect: PostgresDialect, engine: Engine, window: Any, append: Any
+    ) -> PsycopgFastPath | None:
+        """The fast path, or None when a statement needs SQLAlchemy's parameter processing."""
+        compiled = Compiled(window, engine.dialect), Compiled(append, engine.dialect)
+        if not all(c.plain for c in compiled):
+            return None
+        return cls(dialect, engine, *compiled)
+
+    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        with self._cursor(self.window, "reading the window") as cur:
+            cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
+            rows = cur.fetchall()
+        return [from_values(*r) for r in rows]
+
+    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
+        params = self.append_sql.params(**self.dialect.append_parameters(cid, rows, trim_to))
+        try:
+            with self._cursor(self.append_sql, "appending") as cur:
+                cur.execute(self.append_sql.sql, params)
+        except _LostRace:
+            return False
+        return True
+
+    @contextmanager
+    def _cursor(self, stmt: Compiled, what: str) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            raw: PoolProxiedConnection = _pool(self.pool.raw_connection)
+        except psycopg.Error as exc:  # the pool hands out the driver's connect error as is
+            error = self._translated(exc, stmt, what, lost=True)
+            raise error from error.__cause__
+        try:
+            conn = raw.driver_connection
+            assert conn is not None
+            conn.set_autocommit(True)  # client-side in psycopg: no round trip
+            try:
+                with conn.cursor() as cur:
+                    yield cur
+            finally:
+                if not conn.closed:
+                    conn.set_autocommit(False)
+        except psycopg.Error as exc:
+            lost = self.engine.dialect.is_disconnect(cast(Any, exc), raw.dbapi_connection, None)
+            if lost:
+                _pool(raw.invalidate, exc)
+            error = self._translated(exc, stmt, what, lost=lost)
+            raise error from error.__cause__
+        finally:
+            _pool(raw.close)
+
+    def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
+        """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
+        import psycopg
+
+        wrapped = as_dbapi_error(exc, stmt.sql, self.engine.dialect, psycopg.Error, lost=lost)
+        if not isinstance(wrapped, DBAPIError):
+            return wrapped
+        if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
+            return _LostRace()
+        return translated(wrapped, what)
+
+
+class _LostRace(Exception):
+    """A concurrent writer won; the append is retried."""

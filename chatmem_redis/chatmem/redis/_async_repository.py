@@ -1,0 +1,428 @@
+"""``AsyncRedisChatMemoryRepository``: I/O only. Storage shape in ``_schema``, scripts in
+``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
+the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
+
+Every operation is one Lua script call (one round trip, atomic): append with a
+server-assigned position and optional trim, replace, delete, bounded reads. The window edit
+that adds a system message reads under WATCH and writes in MULTI/EXEC, retried on conflict.
+"""
+
+from __future__ import annotations
+
+from chatmem.core.backend import require
+
+require("redis", "redis")
+
+from collections.abc import Callable, Sequence  # noqa: E402
+from datetime import datetime, timedelta  # noqa: E402
+from typing import Any  # noqa: E402
+
+# the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
+# unasync: redis.asyncio -> redis
+import redis.asyncio  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core.backend import (  # noqa: E402
+    AsyncBaseChatMemoryRepository,
+    AsyncOwnedClientMixin,
+    AsyncSchemaCheck,
+    Capability,
+    ConversationIdPage,
+    InvalidArgumentError,
+    SchemaError,
+    WindowEdit,
+    async_owning,
+    async_retry,
+    validate_positive_int,
+)
+from redis.exceptions import NoScriptError, WatchError  # noqa: E402
+
+from . import _scripts  # noqa: E402
+from ._codec import DocumentCache, document_body  # noqa: E402
+from ._config import (  # noqa: E402
+    DEFAULT_ASYNC_MAX_CONNECTIONS,
+    DEFAULT_INDEX_NAME,
+    DEFAULT_INITIALIZE_SCHEMA,
+    DEFAULT_KEY_PREFIX,
+    DEFAULT_SEARCH_LIMIT,
+    MetadataField,
+    RedisConfig,
+    client_options,
+)
+from ._errors import MISSING_INDEX, translate_errors  # noqa: E402
+from ._schema import (  # noqa: E402
+    ConversationKeys,
+    Layout,
+    conversation_tag,
+    index_attributes,
+    index_create_args,
+)
+from ._search import (  # noqa: E402
+    MessageWithConversation,
+    Search,
+    by_content,
+    by_metadata,
+    by_time_range,
+    by_type,
+    in_conversation,
+    parse_reply,
+    search_args,
+)
+
+ASYNC = True
+
+
+class _Script:
+    """A Lua script run by EVALSHA, loaded on NOSCRIPT (works on clients and pipelines)."""
+
+    def __init__(self, source: str) -> None:
+        import hashlib
+
+        self.source = source
+        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # Redis names scripts by SHA-1
+
+    async def __call__(self, client: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            return await client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await client.script_load(self.source)
+            return await client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+
+
+_APPEND = _Script(_scripts.APPEND)
+_SAVE_ALL = _Script(_scripts.SAVE_ALL)
+_DELETE = _Script(_scripts.DELETE)
+_READ = _Script(_scripts.READ)
+_IDS_PAGE = _Script(_scripts.IDS_PAGE)
+_SEARCH = _Script(_scripts.SEARCH)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _command_text(*args: str) -> str:
+    """A command as redis-cli reads it (arguments with spaces or quotes are quoted)."""
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in args)
+
+
+class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
+    """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
+
+    Pass a ``redis.asyncio.Redis`` client (never closed here) or use ``from_url``. Options are
+    those of ``RedisConfig``. With ``initialize_schema="always"`` (the default) the search index
+    is created if missing: by ``from_url`` before it returns; on a given client, by the
+    constructor of the sync twin and by the first call of the async one (whose constructor
+    cannot do I/O). History reads and writes never need the index, only the advanced queries.
+    """
+
+    capabilities = frozenset({Capability.TTL, Capability.SEARCH})
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        *,
+        index_name: str = DEFAULT_INDEX_NAME,
+        key_prefix: str = DEFAULT_KEY_PREFIX,
+        ttl: timedelta | None = None,
+        initialize_schema: SchemaMode | bool = DEFAULT_INITIALIZE_SCHEMA,
+        max_conversation_ids: int | None = None,
+        max_messages_per_conversation: int | None = None,
+        metadata_fields: Sequence[MetadataField] = (),
+    ) -> None:
+        self.config = RedisConfig(
+            index_name=index_name,
+            key_prefix=key_prefix,
+            ttl=ttl,
+            initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
+            max_conversation_ids=max_conversation_ids,
+            max_messages_per_conversation=max_messages_per_conversation,
+            metadata_fields=tuple(metadata_fields),
+        )
+        self._client = client
+        self._layout = Layout(key_prefix)
+        self._fields = self.config.metadata_fields
+        self._decoded = DocumentCache()
+        self._schema_check = AsyncSchemaCheck(self._missing_index, "Redis")
+        if self.config.initialize_schema == "always":
+            if ASYNC:
+                self._init_pending = True  # the first call runs _initialize
+            else:
+                self.create_schema()
+
+    @classmethod
+    async def from_url(cls, url: str, **options: Any) -> AsyncRedisChatMemoryRepository:
+        """A repository on a client made from ``url`` (closed by ``close``); the search index
+        is created (``initialize_schema="always"``) before it returns."""
+        if ASYNC:
+            # A bounded pool: an unbounded one opens a connection per task when many start
+            # at once, and the loop then runs every handshake in one go (100 tasks stalled it
+            # for half a second); here tasks past the bound wait, on the loop, for a free one.
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                url, max_connections=DEFAULT_ASYNC_MAX_CONNECTIONS, **client_options()
+            )
+            client = redis.asyncio.Redis(connection_pool=pool)
+            client.auto_close_connection_pool = True  # aclose() disconnects the pool too
+        else:
+            client = redis.Redis.from_url(url, **client_options())
+
+        async def build() -> AsyncRedisChatMemoryRepository:
+            repo = cls(client, **options)
+            if ASYNC:
+                await repo._ensure_initialized()  # creates the index while pending
+            return repo
+
+        repo = await async_owning(client, client.aclose, build)
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
+        return repo
+
+    async def _initialize(self) -> None:
+        await self.create_schema()
+
+    @property
+    def client(self) -> redis.asyncio.Redis:
+        return self._client
+
+    # -- schema ---------------------------------------------------------------------
+    def schema_statements(self) -> list[str]:
+        """The ``FT.CREATE`` command ``create_schema`` runs, as redis-cli text."""
+        return [_command_text("FT.CREATE", *index_create_args(self.config))]
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The ``FT.CREATE`` command for ``options``, built without a connection."""
+        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+            raise InvalidArgumentError("url", f"{url!r} is not a redis:// URL")
+        fields = tuple(options.pop("metadata_fields", ()))
+        config = RedisConfig(metadata_fields=fields, **options)
+        return [_command_text("FT.CREATE", *index_create_args(config))]
+
+    async def _missing_index(self) -> list[str]:
+        with translate_errors("checking the search index"):
+            found = await self._index_info() is not None
+        return [] if found else [f"search index {self.config.index_name}"]
+
+    async def create_schema(self) -> None:
+        """Create the search index if missing (race-safe); check an existing one has every
+        attribute this configuration queries."""
+        await self._create_index()
+        self._schema_check.passed()
+
+    async def _create_index(self) -> None:
+        # FT.INFO first: an existing index costs one round trip and no FT.CREATE.
+        with translate_errors("creating the search index"):
+            info = await self._index_info()
+            if info is None:
+                try:
+                    client: Any = self._client
+                    await client.execute_command("FT.CREATE", *index_create_args(self.config))
+                    return
+                except redis.ResponseError as exc:
+                    if "already exists" not in str(exc).lower():
+                        raise
+                info = await self._index_info()  # a concurrent creator won: check its index
+            if info is None:
+                raise SchemaError(f"index {self.config.index_name!r} vanished while created")
+        attributes = set()
+        for i in range(0, len(info) - 1, 2):
+            if _text(info[i]) == "attributes":
+                for attr in info[i + 1]:
+                    pairs = [_text(x) if isinstance(x, (bytes, str)) else x for x in attr]
+                    attributes.add(pairs[pairs.index("attribute") + 1])
+        missing = index_attributes(self.config) - attributes
+        if missing:
+            raise SchemaError(
+                f"index {self.config.index_name!r} exists without {sorted(missing)}; "
+                "drop it (FT.DROPINDEX) or use another index_name"
+            )
+
+    async def _index_info(self) -> Any:
+        """``FT.INFO`` of this repository's index, or None when it does not exist."""
+        try:
+            return await _SEARCH(self._client, [], ["INFO", self.config.index_name])
+        except redis.ResponseError as exc:
+            if any(m in str(exc).lower() for m in MISSING_INDEX):
+                return None
+            raise
+
+    # -- hooks ----------------------------------------------------------------------
+    async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        layout = self._layout
+        with translate_errors("listing conversations"):
+            reply = await _IDS_PAGE(
+                self._client, [layout.ids], [after or "", limit, layout.conversation_prefix]
+            )
+        ids = [_text(x) for x in reply[1:]]
+        return ConversationIdPage(ids, ids[-1] if int(reply[0]) and ids else None)
+
+    async def find_conversation_ids(self) -> list[str]:
+        """Every conversation id, or the first ``max_conversation_ids`` when that is set."""
+        cap = self.config.max_conversation_ids
+        if cap is None:
+            return await super().find_conversation_ids()
+        ids: list[str] = []
+        after: str | None = None
+        while len(ids) < cap:  # pages of at most what is still wanted
+            page = await self.find_conversation_ids_page(
+                limit=min(cap - len(ids), 1000), after=after
+            )
+            ids += page.ids
+            if page.next_after is None:
+                break
+            after = page.next_after
+        return ids[:cap]
+
+    async def _read(
+        self, client: Any, cid: str, sys_tail: int, msg_tail: int, total: int
+    ) -> list[Message]:
+        keys = self._layout.conversation(cid)
+        with translate_errors("reading a conversation"):
+            docs = await _READ(
+                client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total]
+            )
+        if not docs:
+            return []
+        parse = self._decoded.parse
+        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
+
+    async def _find(self, cid: str) -> list[Message]:
+        cap = self.config.max_messages_per_conversation
+        return await self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+
+    async def _find_last(self, cid: str, n: int) -> list[Message]:
+        return await self._read(self._client, cid, n, n, n)
+
+    async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        return await self._read(self._client, cid, -1, non_system_limit, -1)
+
+    def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        tag = conversation_tag(cid)
+        out: list[str] = []
+        for m in messages:
+            out += [
+                "S" if isinstance(m, SystemMessage) else "M",
+                document_body(cid, tag, m, self._fields),
+            ]
+        return out
+
+    def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
+        return [keys.doc_prefix, cid, self.config.ttl_ms]
+
+    async def _save_all(self, cid: str, messages: list[Message]) -> None:
+        keys = self._layout.conversation(cid)
+        args = self._head(keys, cid) + self._pairs(cid, messages)
+        with translate_errors("saving a conversation"):
+            await _SAVE_ALL(self._client, keys.script_keys, args)
+
+    async def _delete(self, cid: str) -> None:
+        keys = self._layout.conversation(cid)
+        with translate_errors("deleting a conversation"):
+            await _DELETE(self._client, keys.script_keys, self._head(keys, cid))
+
+    async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        keys = self._layout.conversation(cid)
+        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        with translate_errors("appending to a conversation"):
+            await _APPEND(self._client, keys.script_keys, args)
+
+    async def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        keys = self._layout.conversation(cid)
+
+        async def attempt() -> bool | None:
+            client: Any = self._client
+            # the pipeline holds one connection from WATCH to EXEC; reset() returns it
+            # (unwatched) to the pool however the attempt ends, cancellation included
+            with translate_errors("editing a conversation window"):
+                pipe = client.pipeline()
+                try:
+                    await pipe.watch(keys.seq, keys.sys, keys.msg)
+                    edit = plan(await self._read(pipe, cid, -1, non_system_limit, -1))
+                    below = edit.delete_non_system_below
+                    positions = sorted(edit.delete_positions)
+                    args = [
+                        *self._head(keys, cid),
+                        "" if below is None else below,
+                        len(positions),
+                        *positions,
+                        *self._pairs(cid, edit.append),
+                    ]
+                    pipe.multi()
+                    # EVAL, not EVALSHA: a NOSCRIPT inside EXEC could not be retried.
+                    pipe.eval(_scripts.EDIT, len(keys.script_keys), *keys.script_keys, *args)
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    return None
+                finally:
+                    await pipe.reset()
+
+        await async_retry(attempt, what="window edit")
+
+    # -- advanced queries (AdvancedRedisChatMemoryRepository) ---------------------------
+    async def _search(
+        self, search: Search | None, conversation_id: str | None, limit: object
+    ) -> list[MessageWithConversation]:
+        n = validate_positive_int(limit, "limit")
+        cid = None if conversation_id is None else self._cid(conversation_id)
+        if search is None:
+            return []
+        search = in_conversation(search, cid)
+        if self._init_pending:  # the queries are not base methods: run the deferred set-up
+            await self._ensure_initialized()
+        await self._schema_check()
+        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        with translate_errors("searching messages"):
+            reply = await _SEARCH(self._client, [], args)
+        return parse_reply(reply, search.check)
+
+    async def find_by_type(
+        self,
+        message_type: MessageType | str,
+        *,
+        conversation_id: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageWithConversation]:
+        """Messages of one kind, oldest first."""
+        return await self._search(by_type(message_type), conversation_id, limit)
+
+    async def find_by_content(
+        self, text: str, *, conversation_id: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+    ) -> list[MessageWithConversation]:
+        """Messages whose content (text; a tool message's response data) holds every word
+        of ``text``; punctuation only separates words."""
+        return await self._search(by_content(text), conversation_id, limit)
+
+    async def find_by_time_range(
+        self,
+        start: datetime | None,
+        end: datetime | None,
+        *,
+        conversation_id: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageWithConversation]:
+        """Messages created in ``[start, end]`` (inclusive; None leaves that end open)."""
+        return await self._search(by_time_range(start, end), conversation_id, limit)
+
+    async def find_by_metadata(
+        self,
+        key: str,
+        value: object,
+        *,
+        conversation_id: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageWithConversation]:
+        """Messages whose indexed metadata ``key`` matches ``value``: exact for tag fields,
+        equal for numeric fields, every word for text fields."""
+        field = self.config.metadata_field(key)
+        return await self._search(by_metadata(field, value), conversation_id, limit)
+
+    async def execute_query(
+        self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT
+    ) -> list[MessageWithConversation]:
+        """A RediSearch query (DIALECT 2) over this repository's index; read-only."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidArgumentError("query", "must be a non-empty str")
+        return await self._search(Search(query), None, limit)
