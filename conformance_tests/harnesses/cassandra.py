@@ -18,6 +18,7 @@ Every test gets its own table in one shared keyspace; ``cleanup`` drops it.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import shutil
@@ -453,13 +454,16 @@ class CassandraHarness(Harness):
     def connect_spec(
         self, server: ServerInfo, repository: BaseChatMemoryRepository
     ) -> tuple[str, dict[str, Any]] | None:
+        """Every option of the repository's config (names, TTL, consistency, fetch size),
+        so another process or the async twin reads and writes exactly the same table; the
+        schema already exists (``"never"``), so replication does not matter."""
         config = repository.config  # type: ignore[attr-defined]
         options = {
-            "keyspace": config.keyspace,
-            "table_name": config.table_name,
-            "ttl": config.ttl,
-            "initialize_schema": "never",
+            f.name: getattr(config, f.name)
+            for f in dataclasses.fields(config)
+            if f.name not in ("initialize_schema", "replication")
         }
+        options["initialize_schema"] = "never"
         return str(server.url), options
 
     def cleanup(self, server: ServerInfo, repository: BaseChatMemoryRepository) -> None:

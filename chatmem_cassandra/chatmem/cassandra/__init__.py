@@ -7,6 +7,7 @@ from chatmem.core.backend import require
 
 require("cassandra", "cassandra")
 
+from ._async_repository import AsyncCassandraChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_CONSISTENCY,
     DEFAULT_CONTENT_COLUMN,
@@ -47,6 +48,7 @@ __all__ = [
     "DEFAULT_SERIAL_CONSISTENCY",
     "DEFAULT_SYSTEM_MESSAGES_COLUMN",
     "DEFAULT_TABLE_NAME",
+    "AsyncCassandraChatMemoryRepository",
     "CassandraChatMemoryRepository",
     "CassandraConfig",
     "CassandraMemoryRecordRepository",

@@ -46,3 +46,10 @@ translate_errors = error_translator(
 )
 """``with translate_errors(what):`` runs a block of driver calls and re-raises driver failures
 as chatmem errors."""
+
+
+def table_not_ready(exc: BaseException) -> bool:
+    """A table another client has just created that a node has not opened yet: Cassandra
+    answers ``Unknown CF <id>`` for a moment (a racing ``CREATE TABLE IF NOT EXISTS`` returns
+    before the winner's table is open). Worth retrying; nothing was written."""
+    return "Unknown CF" in str(exc)

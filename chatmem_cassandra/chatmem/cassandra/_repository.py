@@ -1,4 +1,7 @@
+# Generated from chatmem_cassandra/chatmem/cassandra/_async_repository.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``CassandraChatMemoryRepository``: chat memory in Apache Cassandra (I/O only).
+Written as async code; ``_repository.py`` is its generated sync twin.
 
 Storage shape: see ``_schema``. Every write is one single-partition conditional batch
 (``IF next_position = ?``): Cassandra applies it atomically and in isolation, so readers see
@@ -6,6 +9,10 @@ the old history or the new one, and concurrent writers to one conversation are s
 Paxos; a loser re-reads and retries (core ``retry``). The repository remembers the guard and
 the newest row positions it last saw per conversation, so a steady append is one round trip
 and trims the rows the window no longer needs in that same batch.
+
+The async twin runs every statement through ``_aio`` (the driver's futures bridged to asyncio,
+no thread per call); only connecting and shutting down the cluster ``from_url`` made run in a
+thread, once (see ``_aio``).
 """
 
 from __future__ import annotations
@@ -16,25 +23,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatmem.core import Message, SchemaCheck
+from chatmem.core import Message
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
     OwnedClientMixin,
+    SchemaCheck,
     WindowEdit,
     owning,
     require,
     retry,
 )
 
+from ._blocking import connect, execute, prepare, shutdown
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
-from ._errors import translate_errors
+from ._ddl import ensure_schema
+from ._errors import table_not_ready, translate_errors
 from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
-from ._schema import Statements, ensure_schema, missing_schema, schema_cql, statements
+from ._schema import Statements, missing_schema, schema_cql, statements
 
 RETRIES = 100
 """Tries of one write against concurrent writers (core ``retry`` backs off between them)."""
@@ -42,6 +52,9 @@ MAX_BACKOFF = 0.5
 """Longest jittered pause between tries (seconds): a lightweight transaction takes several
 round trips, so 16 writers on one conversation need pauses longer than core's 50 ms default
 to spread out instead of colliding again (measured: 100 tries ran out at 50 ms)."""
+PREPARE_ATTEMPTS = 20
+"""Tries of preparing a statement on a table another client has just created (see
+``table_not_ready``)."""
 KNOWN_CONVERSATIONS = 4096
 """How many conversations' guards the repository remembers (least recently used go first)."""
 
@@ -82,10 +95,9 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._prepared: dict[str, Any] = {}
         self._known: OrderedDict[str, _Known] = OrderedDict()
         self._lock = threading.Lock()
+        self._prepare_lock = threading.Lock()
         self._decoder = Decoder()
-        self._schema_check = SchemaCheck(
-            lambda: missing_schema(self._session, self.config), "the Cassandra cluster"
-        )
+        self._schema_check = SchemaCheck(self._missing_schema, "the Cassandra cluster")
         if self.config.initialize_schema == "always":
             self.create_schema()
 
@@ -101,24 +113,36 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """``cassandra://[user:pw@]host[:port][,host...][/keyspace][?local_dc=dc]``; the
         repository owns the cluster it connects and ``close()`` shuts it down.
         ``request_timeout`` bounds each statement and ``connect_timeout`` each connection
-        attempt (seconds): a stalled server then fails with BackendUnavailableError."""
+        attempt (seconds): a stalled server then fails with BackendUnavailableError.
+
+        The async twin connects (the driver's ``Cluster.connect``, blocking by design) in a
+        thread, once, and creates the schema here (``initialize_schema="always"``), so a bad
+        option or an unreachable server fails at this call; ``close()`` shuts the cluster
+        down in a thread too."""
         cluster = cluster_for_url(
             url, options, request_timeout=request_timeout, connect_timeout=connect_timeout
         )
 
-        def connect() -> CassandraChatMemoryRepository:
+        def build() -> CassandraChatMemoryRepository:
             with translate_errors("connect"):
-                session = cluster.connect()
-            return cls(session, **options)
+                session = connect(cluster)
+            repo = cls(session, **options)
+            repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
+            return repo
 
-        repo = owning(cluster, cluster.shutdown, connect)
-        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
-        return repo
+        return owning(cluster, lambda: shutdown(cluster), build)
 
     def create_schema(self) -> None:
         """Create the keyspace and table when missing (race-safe), then check the table."""
         ensure_schema(self._session, self.config)
         self._schema_check.passed()
+
+    def _initialize(self) -> None:
+        self.create_schema()
+
+    def _missing_schema(self) -> list[str]:
+        """What the driver's metadata lacks (no round trip): the "never" mode's probe."""
+        return missing_schema(self._session, self.config)
 
     def schema_statements(self) -> list[str]:
         """The CQL ``create_schema`` runs, for teams that apply schema changes themselves."""
@@ -136,26 +160,51 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _ps(self, name: str) -> Any:
         self._schema_check()
         prepared = self._prepared.get(name)
-        if prepared is None:
-            from cassandra import ConsistencyLevel
+        if prepared is not None:
+            return prepared
+        with self._prepare_lock:  # many first callers prepare each statement once
+            prepared = self._prepared.get(name)
+            if prepared is None:
+                from cassandra import ConsistencyLevel
 
-            with translate_errors(f"preparing {name}"):
-                prepared = self._session.prepare(getattr(self._cql, name))
-            prepared.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
-            prepared.serial_consistency_level = getattr(
-                ConsistencyLevel, self.config.serial_consistency
-            )
-            self._prepared[name] = prepared
+                cql = getattr(self._cql, name)
+                with translate_errors(f"preparing {name}"):
+                    fresh: Any = retry(
+                        lambda: prepare(self._session, cql),
+                        attempts=PREPARE_ATTEMPTS,
+                        what=f"preparing {name} (its table was not open yet)",
+                        max_sleep=MAX_BACKOFF,
+                        retry_on=table_not_ready,
+                    )
+                fresh.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
+                fresh.serial_consistency_level = getattr(
+                    ConsistencyLevel, self.config.serial_consistency
+                )
+                self._prepared[name] = prepared = fresh
         return prepared
 
     def _run(
         self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
     ) -> Any:
-        bound = self._ps(name).bind(params)
+        """Run a prepared statement; the result's first page (``_rows`` reads the others)."""
+        prepared = self._ps(name)
+        bound = prepared.bind(params)
         if fetch_size is not None:
             bound.fetch_size = fetch_size
         with translate_errors(what):
-            return self._session.execute(bound)
+            return execute(self._session, bound)
+
+    def _rows(
+        self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
+    ) -> list[Any]:
+        """Every row of a bounded statement (``LIMIT``), page after page."""
+        result = self._run(name, params, what, fetch_size)
+        rows = list(result.current_rows)
+        while result.has_more_pages:
+            with translate_errors(what):
+                result.fetch_next_page()
+            rows.extend(result.current_rows)
+        return rows
 
     def _cas(self, cid: str, parts: Sequence[Part], what: str) -> bool:
         """Run a conditional single-partition batch; on a lost race remember the new guard."""
@@ -170,7 +219,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         for name, params in parts:
             batch.add(self._ps(name), params)
         with translate_errors(what):
-            result = self._session.execute(batch)
+            result = execute(self._session, batch)
             applied = bool(result.was_applied)
         if not applied:
             current = dict(zip(result.column_names or (), _seq(result.one()) or (), strict=False))
@@ -197,24 +246,28 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """Statics plus the newest ``limit`` rows (all rows when None), consistently."""
         if limit is None:
             return retry(lambda: self._read_all(cid), what="a paged read")
-        rows = self._run("select_last", (cid, limit), "a read", fetch_size=limit + 1)
         snap = Snapshot()
-        for row in rows:
+        for row in self._rows("select_last", (cid, limit), "a read", limit + 1):
             self._take(snap, _seq(row))
         snap.complete = len(snap.rows) < limit
         self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
         return snap
 
     def _read_all(self, cid: str) -> Snapshot | None:
-        result = self._run("select_log", (cid,), "a read", fetch_size=self.config.fetch_size)
+        result = self._run("select_log", (cid,), "a read", self.config.fetch_size)
         snap = Snapshot()
         first = True
-        for row in result:  # pages lazily; every page must show the same guard
-            values = _seq(row)
-            if not first and values[0] != snap.next_position:
-                return None  # a write landed between pages: read again
-            first = False
-            self._take(snap, values)
+        while True:  # page by page; every page must show the same guard
+            for row in result.current_rows:
+                values = _seq(row)
+                if not first and values[0] != snap.next_position:
+                    return None  # a write landed between pages: read again
+                first = False
+                self._take(snap, values)
+            if not result.has_more_pages:
+                break
+            with translate_errors("a read"):
+                result.fetch_next_page()
         self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
         return snap
 
@@ -226,7 +279,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             snap.rows.append(StoredRow(values[3], values[4], values[5], values[6]))
 
     def _guard(self, cid: str) -> int | None:
-        rows = self._run("select_guard", (cid,), "a read").all()
+        rows = self._rows("select_guard", (cid,), "a read")
         return _seq(rows[0])[0] if rows else None
 
     # -- hooks ----------------------------------------------------------------------------
@@ -236,9 +289,9 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         while len(found) <= limit:
             ask = limit + 2 - len(found)
             if start is None:
-                rows = self._run("list_first", (ask,), "listing conversations").all()
+                rows = self._rows("list_first", (ask,), "listing conversations")
             else:
-                rows = self._run("list_from", (start[0], ask), "listing conversations").all()
+                rows = self._rows("list_from", (start[0], ask), "listing conversations")
             for row in rows:
                 cid, token = _seq(row)
                 if start is not None and token == start[0] and (cid.encode() <= start[1].encode()):
@@ -255,13 +308,16 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         )
 
     def _find(self, cid: str) -> list[Message]:
-        return self._read(cid, None).messages(self._decoder)
+        snap = self._read(cid, None)
+        return snap.messages(self._decoder)
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        return self._read(cid, n).messages(self._decoder)[-n:]
+        snap = self._read(cid, n)
+        return snap.messages(self._decoder)[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return self._read(cid, non_system_limit).messages(self._decoder)
+        snap = self._read(cid, non_system_limit)
+        return snap.messages(self._decoder)
 
     def _delete(self, cid: str) -> None:
         def attempt() -> bool | None:

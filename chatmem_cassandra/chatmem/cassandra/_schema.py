@@ -22,7 +22,6 @@ an existing table with no DDL.
 # ruff: noqa: S608
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +29,9 @@ from typing import Any
 from chatmem.core import SchemaError
 
 from ._config import CassandraConfig, Replication
-from ._errors import translate_errors
 
 SCHEMA_AGREEMENT_WAIT = 60.0
+"""Seconds a DDL may take, and then to wait for every node to agree on the schema."""
 
 
 def q(name: str) -> str:
@@ -105,37 +104,6 @@ EXPECTED_COLUMNS = {
     "system_messages_column": "map<bigint, frozen<tuple<bigint, text>>>",
 }
 """Column option -> CQL type, checked against an existing table."""
-
-
-def ensure_schema(session: Any, config: CassandraConfig) -> None:
-    """Create the keyspace and the table when the driver's metadata lacks them (``IF NOT
-    EXISTS`` and a name-derived table id make racing creators agree), wait for schema
-    agreement after each DDL, then check the table's columns."""
-    c = config
-    with translate_errors("schema creation"):
-        metadata = session.cluster.metadata
-        keyspace = metadata.keyspaces.get(c.keyspace)
-        if keyspace is None:
-            _ddl(session, create_keyspace_cql(c.keyspace, c.replication))
-            keyspace = metadata.keyspaces.get(c.keyspace)
-        if keyspace is None or c.table_name not in keyspace.tables:
-            _ddl(session, create_table_cql(c))
-            keyspace = metadata.keyspaces.get(c.keyspace)
-        table = keyspace.tables.get(c.table_name) if keyspace is not None else None
-    if table is not None:
-        check_table(config, table)
-
-
-def _ddl(session: Any, cql: str) -> None:
-    from cassandra import AlreadyExists
-
-    with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare: IF NOT EXISTS)
-        session.execute(cql, timeout=SCHEMA_AGREEMENT_WAIT)
-    agreed = session.cluster.control_connection.wait_for_schema_agreement(
-        wait_time=SCHEMA_AGREEMENT_WAIT
-    )
-    if not agreed:
-        raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
 
 
 def check_table(config: CassandraConfig, table: Any) -> None:
