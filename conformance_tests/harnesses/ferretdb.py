@@ -43,7 +43,16 @@ _BUSY = (
     "FerretDB v1 (SQLite) answers writes from many connections at once with InternalError "
     '"database is locked (5) (SQLITE_BUSY)" (the async twin\'s 100 tasks open that many)'
 )
+_PROJECTIONS = (
+    "FerretDB 1.x implements no projection expressions (code 238): chatmem falls back to "
+    "reading the whole stored tail (at most 64 messages, never the archive), so a window "
+    "read returns more than the window from the server"
+)
 KNOWN_GAPS: dict[str, tuple[str, bool]] = {
+    r"test_mongo(_async)?\.py::test_every_read_after_save_all_of_a_long_history_is_bounded": (
+        _PROJECTIONS,
+        True,
+    ),
     r"test_suite\.py::test_save_and_read_back_every_kind_and_field": (_NESTED, True),
     r"test_suite\.py::test_bytes_media_round_trip_exactly": (_NESTED, True),
     r"test_suite\.py::test_tool_response_message_has_empty_text": (_NESTED, True),

@@ -151,9 +151,12 @@ def message_from_dict(
     return ToolResponseMessage(responses, **common)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode_json(message: Message) -> str:
-    """The content of ``message`` as a compact JSON string."""
-    return json.dumps(message_to_dict(message), ensure_ascii=False, separators=(",", ":"))
+    """The content of ``message`` as a compact JSON string (one encoder, made once)."""
+    return _ENCODER.encode(message_to_dict(message))
 
 
 def decode_json(

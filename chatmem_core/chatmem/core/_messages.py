@@ -216,8 +216,25 @@ class _MessageMethods:
     message_type: ClassVar[MessageType]
 
     def with_store_fields(self, *, created_at: datetime | None, position: int | None) -> Message:
-        """Return a copy carrying store-assigned fields (equality is unchanged)."""
-        return dataclasses.replace(self, created_at=created_at, position=position)  # type: ignore[type-var, return-value]
+        """Return a copy carrying store-assigned fields (equality is unchanged).
+
+        Only the two store fields are checked: the content of a message already built is
+        valid, so the copy skips re-validating it (every add stamps each message)."""
+        if created_at is not None:
+            if not isinstance(created_at, datetime) or created_at.tzinfo is None:
+                raise InvalidArgumentError("created_at", "must be a timezone-aware datetime")
+            if created_at.tzinfo is not timezone.utc:
+                created_at = created_at.astimezone(timezone.utc)
+        if position is not None and (isinstance(position, bool) or not isinstance(position, int)):
+            raise InvalidArgumentError("position", "must be an int")
+        cls = type(self)
+        copy: Any = object.__new__(cls)
+        for name in _FIELD_NAMES[cls]:
+            object.__setattr__(copy, name, getattr(self, name))
+        object.__setattr__(copy, "created_at", created_at)
+        object.__setattr__(copy, "position", position)
+        result: Message = copy
+        return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,3 +315,9 @@ MESSAGE_CLASSES: tuple[type, ...] = (
     SystemMessage,
     ToolResponseMessage,
 )
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls))
+    for cls in (UserMessage, AssistantMessage, SystemMessage, ToolResponseMessage)
+}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
+from typing import cast
 
 from ._async_repository import AsyncChatMemoryRepository
 from ._contract import is_async_repository
@@ -90,6 +91,7 @@ class ChatTurn:
         last: int | None = None,
     ) -> None:
         self.repository = repository
+        self._async = is_async_repository(repository)
         self.conversation_id = validate_conversation_id(conversation_id)
         self.last = None if last is None else validate_positive_int(last, "last")
         for i, p in enumerate(preprocessors):
@@ -139,13 +141,11 @@ class ChatTurn:
         self.added.extend(validate_messages(messages))
 
     def _sync_repository(self) -> ChatMemoryRepository:
-        repo = self.repository
-        if is_async_repository(repo):
+        if self._async:
             raise InvalidArgumentError(
                 "repository", "is an async repository: use `async with ChatTurn(...)`"
             )
-        assert isinstance(repo, ChatMemoryRepository)
-        return repo
+        return cast(ChatMemoryRepository, self.repository)
 
     def load(self) -> list[Message]:
         """Read and preprocess the stored history (errors propagate)."""
@@ -166,7 +166,7 @@ class ChatTurn:
     async def aload(self) -> list[Message]:
         """``load`` for ``async with``: awaits an async repository (a sync one runs in a
         worker thread), so the event loop never waits on the store."""
-        if not is_async_repository(self.repository):
+        if not self._async:
             return await asyncio.to_thread(self.load)
         method, n = self._read_plan()
         args = (self.conversation_id, n) if method == "find_last" else (self.conversation_id,)
@@ -175,7 +175,7 @@ class ChatTurn:
 
     async def acommit(self) -> None:
         """``commit`` for ``async with`` (see ``aload``)."""
-        if not is_async_repository(self.repository):
+        if not self._async:
             await asyncio.to_thread(self.commit)
             return
         method, messages = self._write_plan()

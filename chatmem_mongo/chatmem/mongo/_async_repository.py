@@ -51,7 +51,7 @@ from typing import Any
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import ConfigurationError, DuplicateKeyError
+from pymongo.errors import ConfigurationError, DuplicateKeyError, OperationFailure
 
 from chatmem.core import Message
 from chatmem.core.backend import (
@@ -143,6 +143,7 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             self.config.collection_name
         ]
         self._snapshots = SnapshotCache()
+        self._expressions = True  # expression projections bound reads (see _find_bounded)
         self._schema_check = AsyncSchemaCheck(
             self._missing_indexes, f"collection {self.database.name}.{collection_name}"
         )
@@ -244,10 +245,10 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             SYSTEMS: 1 if systems is None else last(SYSTEMS, systems),
             MESSAGES: last(MESSAGES, n),
         }
+        plain = {**_HEAD, SYSTEMS: 1, MESSAGES: 1}  # the tail is at most 2 chunks long
         await self._schema_check()
         while True:
-            with translate_errors("read conversation"):
-                doc = await self.collection.find_one({ID: cid}, projection)
+            doc = await self._find_bounded({ID: cid}, projection, plain)
             if doc is None:
                 return None
             _check(doc, cid, self.collection.name)
@@ -257,14 +258,34 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
                     return None
                 sys_docs, tail = list(snap.systems), list(snap.tail)
                 return (sys_docs if systems is None else sys_docs[-systems:]), tail[-n:]
-            tail = list(doc.get(MESSAGES) or ())
+            tail = list(doc.get(MESSAGES) or ())[-n:]  # already sliced, unless read plain
             archived = int(doc[ARCHIVED])
             if len(tail) < n and archived:
                 older = await self._read_chunks(cid, doc[REVISION], archived, n - len(tail))
                 if older is None:
                     continue  # another write landed between the two reads: read again
                 tail = (older[1] + tail)[-n:]
-            return list(doc.get(SYSTEMS) or ()), tail
+            sys_docs = list(doc.get(SYSTEMS) or ())
+            return (sys_docs if systems is None else sys_docs[-systems:]), tail
+
+    async def _find_bounded(
+        self, query: dict[str, Any], projection: dict[str, Any], plain: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """``find_one`` with an expression projection; on a server that does not implement
+        them (FerretDB 1.x: code 238), the ``plain`` projection from then on (whole fields,
+        still never the archive), sliced by the caller."""
+        if self._expressions:
+            with translate_errors("read conversation"):
+                try:
+                    found: dict[str, Any] | None = await self.collection.find_one(query, projection)
+                    return found
+                except OperationFailure as exc:
+                    if exc.code != 238 and "not supported" not in str(exc):
+                        raise
+                    self._expressions = False
+        with translate_errors("read conversation"):
+            plain_found: dict[str, Any] | None = await self.collection.find_one(query, plain)
+            return plain_found
 
     async def _read_chunks(
         self, cid: str, rev: Any, archived: int, need: int
@@ -272,12 +293,16 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         """The newest archive chunks holding at least ``need`` documents, as (the index of
         the first, their documents in order); None when the document is no longer ``rev``."""
         first = max(0, archived - -(-need // CHUNK))
-        with translate_errors("read conversation"):
-            doc = await self.collection.find_one(
-                {ID: cid, REVISION: rev}, {REVISION: 1, **chunks_projection(first, archived)}
-            )
+        doc = await self._find_bounded(
+            {ID: cid, REVISION: rev},
+            {REVISION: 1, **chunks_projection(first, archived)},
+            {REVISION: 1, ARCHIVE: 1},
+        )
         if doc is None:
             return None
+        if ARCHIVE in doc:  # read plain: the archive itself, chunks by their index
+            archive = doc[ARCHIVE] or {}
+            doc = {chunk_field(k): archive.get(str(k)) for k in range(first, archived)}
         return first, [d for k in range(first, archived) for d in doc.get(chunk_field(k)) or ()]
 
     # -- writes ------------------------------------------------------------------------
