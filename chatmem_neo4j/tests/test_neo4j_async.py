@@ -328,6 +328,43 @@ def test_concurrent_append_tasks_get_distinct_positions(
     assert run(main) == list(range(80))
 
 
+def test_writer_tasks_of_one_conversation_queue_in_the_repository(
+    server: ServerInfo, labels: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """100 tasks on one conversation reach the server one at a time, so none is rejected
+    for a deadlock (about 1,200 re-runs per 100 appends without the queue); the queue
+    holds an entry only while a writer uses it."""
+    from chatmem.neo4j import _async_repository
+    from chatmem.neo4j._errors import rejected_before_commit as counted
+
+    rejected: list[BaseException] = []
+
+    def counting(exc: BaseException) -> bool:
+        rejected.append(exc)
+        return counted(exc)
+
+    monkeypatch.setattr(_async_repository, "rejected_before_commit", counting)
+
+    async def main() -> tuple[list[int | None], int]:
+        driver = async_driver(server)
+        try:
+            repo = Repo(driver, **labels)
+            await repo.append("q", UserMessage("first"))
+            await asyncio.gather(
+                *(repo.append("q", UserMessage(f"m{i}")) for i in range(100)),
+                *(repo.append(f"other{i}", UserMessage("x")) for i in range(5)),
+            )
+            positions = [m.position for m in await repo.find_by_conversation_id("q")]
+            return positions, len(repo._writers)
+        finally:
+            await driver.close()
+
+    positions, entries_left = run(main)
+    assert positions == list(range(101))
+    assert rejected == []
+    assert entries_left == 0
+
+
 def test_window_adds_keep_the_stored_log_bounded(
     server: ServerInfo, labels: dict[str, str]
 ) -> None:

@@ -12,6 +12,7 @@ microseconds.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -31,6 +32,7 @@ from chatmem.core import (
     message_from_dict,
     to_micros,
 )
+from chatmem.core.backend import DecodeCache
 
 _INT64 = (-(2**63), 2**63 - 1)
 _KINDS = frozenset(("USER", "ASSISTANT", "SYSTEM", "TOOL"))
@@ -188,3 +190,20 @@ def message_from_row(row: Sequence[Any]) -> Message:
         for p in _ordered(tool_responses)
     )
     return ToolResponseMessage(responses, **common)
+
+
+def messages_from_rows(rows: Sequence[Sequence[Any]], cache: DecodeCache) -> list[Message]:
+    """Decode ``Schema._returns``'s ``rows``; a row without part nodes (the common case) is
+    served from ``cache`` by its exact values, since a window read returns mostly the rows
+    of the turn before. Rows with parts hold maps (unhashable) and are decoded each time."""
+    out = []
+    for row in rows:
+        if row[4] is None:
+            try:
+                key = (row[0], row[1], row[2], row[3])
+                out.append(cache.get(key, functools.partial(message_from_row, row)))
+                continue
+            except TypeError:  # an unhashable value where none belongs: decode reports it
+                pass
+        out.append(message_from_row(row))
+    return out
