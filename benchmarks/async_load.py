@@ -107,6 +107,9 @@ async def _async_round(api: tuple[Any, Any], spec: Any, cids: list[str], turns: 
             await memory.get(cid)
 
     try:
+        # warm like the sync side (whose repository seeded the conversations): the pool's
+        # connections open, and statements are prepared, before the clock starts
+        await asyncio.gather(*(memory.get(cid) for cid in cids))
         t0 = time.perf_counter()
         await asyncio.gather(*(conversation(cid) for cid in cids))
         return CONCURRENCY * turns / (time.perf_counter() - t0)
