@@ -63,6 +63,10 @@ _GENERIC = (
 _LOCAL = re.compile(r"#\s*unasync:\s*(.+)$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^(\s*)(.*?)\s*#\s*sync:(.*)$")
 _IF_ASYNC = re.compile(r"^(\s*)if ASYNC:\s*(#.*)?$")
+# Python 3.12 tokenizes an f-string as FSTRING_START ... FSTRING_END (PEP 701); 3.11 as one
+# STRING. The transform treats both as one string, so every Python generates the same code.
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -2)
 
 
 def target_of(source: Path) -> Path:
@@ -185,8 +189,18 @@ def transform_tokens(text: str, names: dict[str, str]) -> str:
                     break
             if not replaced:
                 out.append(_rename(tok.string, names))
-        elif tok.type in (tokenize.STRING, tokenize.COMMENT):
-            body = _WORD.sub(lambda m: _rename(m.group(0), names), tok.string)
+        elif tok.type in (tokenize.STRING, tokenize.COMMENT) or tok.type == _FSTRING_START:
+            if tok.type == _FSTRING_START:  # 3.12+ splits an f-string: take it whole
+                depth = 0
+                for j in range(i, len(tokens)):
+                    depth += {_FSTRING_START: 1, _FSTRING_END: -1}.get(tokens[j].type, 0)
+                    if depth == 0:
+                        break
+                cursor = offset(tokens[j].end)
+                raw, i = text[begin:cursor], j
+            else:
+                raw = tok.string
+            body = _WORD.sub(lambda m: _rename(m.group(0), names), raw)
             for key, value in dotted.items():
                 body = re.sub(rf"\b{re.escape(key)}\b", value, body)
             out.append(body)
