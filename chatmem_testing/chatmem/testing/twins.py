@@ -90,6 +90,20 @@ class BlockingView:
             return gather
         return value
 
+    # The Protocol's four methods are defined here, not only forwarded: from Python 3.12 a
+    # runtime-checkable Protocol looks attributes up statically, past ``__getattr__``.
+    def find_conversation_ids(self) -> list[str]:
+        return self.__getattr__("find_conversation_ids")()  # type: ignore[no-any-return]
+
+    def find_by_conversation_id(self, conversation_id: str) -> list[Any]:
+        return self.__getattr__("find_by_conversation_id")(conversation_id)  # type: ignore[no-any-return]
+
+    def save_all(self, conversation_id: str, messages: Any) -> None:
+        self.__getattr__("save_all")(conversation_id, messages)
+
+    def delete_by_conversation_id(self, conversation_id: str) -> None:
+        self.__getattr__("delete_by_conversation_id")(conversation_id)
+
     def __setattr__(self, name: str, value: Any) -> None:
         # a test spying on a hook (monkeypatch.setattr(repo, "_load_window", spy)) replaces
         # the view's blocking wrapper; the twin keeps its own
