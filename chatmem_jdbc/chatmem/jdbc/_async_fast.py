@@ -27,6 +27,7 @@ from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.util import greenlet_spawn
 
 from chatmem.core import Message
+from chatmem.core.backend import DecodeCache
 
 from ._codec import from_values, to_row
 from ._dialects import SqlDialect
@@ -94,6 +95,7 @@ class AsyncSqliteFastPath:
         self.insert = Compiled(sql.insert_messages, engine.dialect)
         self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
         self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
+        self.cache = DecodeCache()
 
     async def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
         raw = await _pool(self.pool.raw_connection)
@@ -105,7 +107,10 @@ class AsyncSqliteFastPath:
             self._raise(exc, self.window, "reading the window")
         finally:
             await _pool(raw.close)
-        return [from_values(r[1], r[3], r[4], r[5], r[6]) for r in rows]
+        # A row's columns (payload text, position, raw timestamp...) are its cache key: a
+        # replaced or concurrently written row has other values, hence is decoded afresh.
+        get = self.cache.get
+        return [get(r, lambda r=r: from_values(r[1], r[3], r[4], r[5], r[6])) for r in rows]
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
@@ -145,8 +150,11 @@ class AsyncSqliteFastPath:
         for i, m in enumerate(messages):
             values = to_row(cid, start + i, m)
             values["created_at"] = sqlite_text(values["created_at"])
-            rows.append(self.insert.args(**values))
-        await cur.executemany(self.insert.sql, rows)
+            rows.append(self.insert.row(values))
+        if k == 1:  # executemany's per-call set-up costs more than the one row it runs
+            await cur.execute(self.insert.sql, rows[0])
+        else:
+            await cur.executemany(self.insert.sql, rows)
         if trim_to is not None and (start + k) // trim_to != start // trim_to:
             skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
             found = await cur.execute(self.trim_cut.sql, skip)
@@ -169,6 +177,7 @@ class AsyncPsycopgFastPath:
     ) -> None:
         self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
         self.pool = engine.sync_engine  # sync: self.pool = engine
+        self.cache = DecodeCache()
 
     @classmethod
     def create(
@@ -184,7 +193,8 @@ class AsyncPsycopgFastPath:
         async with self._cursor(self.window, "reading the window") as cur:
             await cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
             rows = await cur.fetchall()
-        return [from_values(*r) for r in rows]
+        get = self.cache.get  # keyed by the row's values, as on SQLite
+        return [get(r, lambda r=r: from_values(*r)) for r in rows]
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]

@@ -28,6 +28,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import PoolProxiedConnection
 
 from chatmem.core import Message
+from chatmem.core.backend import DecodeCache
 
 from ._codec import from_values, to_row
 from ._dialects import SqlDialect
@@ -90,6 +91,7 @@ class SqliteFastPath:
         self.insert = Compiled(sql.insert_messages, engine.dialect)
         self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
         self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
+        self.cache = DecodeCache()
 
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
         raw = _pool(self.pool.raw_connection)
@@ -101,7 +103,10 @@ class SqliteFastPath:
             self._raise(exc, self.window, "reading the window")
         finally:
             _pool(raw.close)
-        return [from_values(r[1], r[3], r[4], r[5], r[6]) for r in rows]
+        # A row's columns (payload text, position, raw timestamp...) are its cache key: a
+        # replaced or concurrently written row has other values, hence is decoded afresh.
+        get = self.cache.get
+        return [get(r, lambda r=r: from_values(r[1], r[3], r[4], r[5], r[6])) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
@@ -139,8 +144,11 @@ class SqliteFastPath:
         for i, m in enumerate(messages):
             values = to_row(cid, start + i, m)
             values["created_at"] = sqlite_text(values["created_at"])
-            rows.append(self.insert.args(**values))
-        cur.executemany(self.insert.sql, rows)
+            rows.append(self.insert.row(values))
+        if k == 1:  # executemany's per-call set-up costs more than the one row it runs
+            cur.execute(self.insert.sql, rows[0])
+        else:
+            cur.executemany(self.insert.sql, rows)
         if trim_to is not None and (start + k) // trim_to != start // trim_to:
             skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
             found = cur.execute(self.trim_cut.sql, skip)
@@ -163,6 +171,7 @@ class PsycopgFastPath:
     ) -> None:
         self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
         self.pool = engine
+        self.cache = DecodeCache()
 
     @classmethod
     def create(
@@ -178,7 +187,8 @@ class PsycopgFastPath:
         with self._cursor(self.window, "reading the window") as cur:
             cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
             rows = cur.fetchall()
-        return [from_values(*r) for r in rows]
+        get = self.cache.get  # keyed by the row's values, as on SQLite
+        return [get(r, lambda r=r: from_values(*r)) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]

@@ -94,9 +94,13 @@ class PostgresDialect(SqlDialect):
 
 def fast_path_statements(dialect: PostgresDialect, tables: Tables, statements: Statements) -> Any:
     """``(window, append)`` for the psycopg fast path: the window read fetching only
-    ``DECODED``, and the one-statement append."""
+    ``DECODED``, the payload as text (psycopg would parse a ``JSON`` column itself, and we
+    decode the text once per distinct row through a ``DecodeCache``), and the one-statement
+    append."""
     window = statements.window
-    decoded = window.with_only_columns(*(window.selected_columns[n] for n in DECODED))
+    columns = [window.selected_columns[n] for n in DECODED]
+    columns[DECODED.index("payload")] = sa.cast(columns[3], sa.Text).label("payload")
+    decoded = window.with_only_columns(*columns)
     return decoded, build_append(tables, dialect.id_type())
 
 
