@@ -133,6 +133,34 @@ def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> N
     sa.event.listen(engine, "checkin", on_checkin)
 
 
+SERVER_STATUS_IN_TRANS = 1
+"""The MySQL protocol's status flag for an open transaction (PyMySQL and aiomysql keep the
+last OK/EOF packet's flags in ``connection.server_status``)."""
+
+
+def rollback_only_open(engine: Engine) -> None:
+    """Roll a MySQL/MariaDB connection back on its return to the pool only when the server
+    said a transaction is open (for an engine made with ``pool_reset_on_return=None``).
+
+    The pool's default reset sends ``ROLLBACK`` on every check-in, a full round trip even
+    after a ``COMMIT``: three of a windowed turn's ten. The server reports an open transaction
+    in every reply's status flags, which the driver keeps, so a connection that committed (or
+    only ran autocommit statements) goes back as is; one that read inside an implicit
+    transaction, or failed mid-way, is still rolled back. For an async engine pass its
+    ``sync_engine`` (the event runs in SQLAlchemy's greenlet, where the rollback is awaited).
+    """
+
+    def on_reset(dbapi_conn: Any, _record: Any, state: Any) -> None:
+        if state.terminate_only or not state.asyncio_safe:
+            return  # the connection is being closed: nothing to reset
+        driver = getattr(dbapi_conn, "_connection", dbapi_conn)  # aiomysql under its adapter
+        status = getattr(driver, "server_status", None)
+        if not isinstance(status, int) or status & SERVER_STATUS_IN_TRANS:
+            dbapi_conn.rollback()
+
+    sa.event.listen(engine, "reset", on_reset)
+
+
 def sqlite_wal(sleep: Callable[[float], None]) -> Callable[[Any, Any], None]:
     """The ``connect`` hook that puts a new connection's database in WAL mode once (a file
     already in WAL is left alone). Switching needs an exclusive lock that SQLite may refuse
