@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
 from sqlalchemy.engine import Engine
@@ -106,7 +107,7 @@ class SqliteFastPath:
         # A row's columns (payload text, position, raw timestamp...) are its cache key: a
         # replaced or concurrently written row has other values, hence is decoded afresh.
         get = self.cache.get
-        return [get(r, lambda r=r: from_values(r[1], r[3], r[4], r[5], r[6])) for r in rows]
+        return [get(r, partial(from_values, r[1], r[3], r[4], r[5], r[6])) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
@@ -188,7 +189,7 @@ class PsycopgFastPath:
             cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
             rows = cur.fetchall()
         get = self.cache.get  # keyed by the row's values, as on SQLite
-        return [get(r, lambda r=r: from_values(*r)) for r in rows]
+        return [get(r, partial(from_values, *r)) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]

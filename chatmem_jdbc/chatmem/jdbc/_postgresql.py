@@ -54,6 +54,11 @@ class ExactJson(UserDefinedType[str]):
     def get_col_spec(self, **kw: Any) -> str:
         return "JSON"
 
+    def column_expression(self, colexpr: Any) -> Any:
+        # Selected as text: psycopg would otherwise parse every payload itself (json.loads
+        # per row, even for rows the repository's DecodeCache already holds).
+        return sa.cast(colexpr, sa.Text)
+
 
 class PostgresDialect(SqlDialect):
     """PostgreSQL 12+ through psycopg 3."""
