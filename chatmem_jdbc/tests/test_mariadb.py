@@ -115,3 +115,38 @@ def count_statements(engine: sa.Engine) -> Iterator[list[str]]:
         yield seen
     finally:
         sa.event.remove(engine, "before_cursor_execute", before)
+
+
+def test_the_pool_rolls_back_only_connections_with_an_open_transaction(
+    server: ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pymysql.connections
+
+    from chatmem.jdbc import make_engine
+
+    assert server.url is not None
+    rollbacks: list[bool] = []
+    real = pymysql.connections.Connection.rollback
+
+    def counted(self: Any) -> None:
+        rollbacks.append(True)
+        real(self)
+
+    monkeypatch.setattr(pymysql.connections.Connection, "rollback", counted)
+    engine = make_engine(server.url)
+    repo = Repo(engine, table_name="cm_reset_on_return", initialize_schema="always")
+    try:
+        memory = MessageWindowChatMemory(repo, max_messages=5, keep_history=True)
+        memory.add("c", UserMessage("warm"))
+        rollbacks.clear()
+        memory.add("c", UserMessage("committed, so returned as is"))
+        assert rollbacks == []
+        raw = engine.raw_connection()  # a read left inside its implicit transaction
+        cursor = raw.cursor()
+        cursor.execute("SELECT COUNT(*) FROM cm_reset_on_return")
+        cursor.fetchall()
+        raw.close()
+        assert rollbacks == [True]
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()

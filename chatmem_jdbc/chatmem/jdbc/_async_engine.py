@@ -20,6 +20,7 @@ from ._engine_setup import (
     IDLE_PING_SECONDS,
     async_engine_url,
     ping_when_idle,
+    rollback_only_open,
     sqlite_options,
     sqlite_wal,
 )
@@ -32,11 +33,17 @@ def make_async_engine(
 ) -> AsyncEngine:
     """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
     one shared connection for ``:memory:``; servers: pooled connections pinged only after
-    ``idle_ping_seconds`` idle); a URL without a driver gets the extra's (async: aiosqlite,
+    ``idle_ping_seconds`` idle; MySQL/MariaDB: a returned connection rolled back only when
+    it holds an open transaction); a URL without a driver gets the extra's (async: aiosqlite,
     psycopg, aiomysql; SQL Server and Oracle have no async twin: ``InvalidArgumentError``)."""
     parsed = async_engine_url(url)
     backend = parsed.get_backend_name()
     file_db = backend == "sqlite" and sqlite_options(parsed, engine_options)
+    reset_open_only = backend in ("mysql", "mariadb") and "pool_reset_on_return" not in (
+        engine_options
+    )
+    if reset_open_only:
+        engine_options["pool_reset_on_return"] = None  # rollback_only_open does it
     try:
         engine = create_async_engine(parsed, **engine_options)
     except ModuleNotFoundError as exc:  # the URL's driver is not installed
@@ -48,6 +55,8 @@ def make_async_engine(
             sa.event.listen(events, "connect", sqlite_wal(_sleep))
     elif not engine_options.get("pool_pre_ping"):
         ping_when_idle(events, idle_ping_seconds)
+    if reset_open_only:
+        rollback_only_open(events)
     return engine
 
 

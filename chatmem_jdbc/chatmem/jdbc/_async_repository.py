@@ -16,6 +16,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -28,6 +29,7 @@ from chatmem.core.backend import (
     AsyncOwnedClientMixin,
     AsyncSchemaCheck,
     ConversationIdPage,
+    DecodeCache,
     WindowEdit,
     async_owning,
     async_retry,
@@ -97,6 +99,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
             self.dialect, self.engine, self.tables, self._sql, self._reserve_sql
         )
         self._append_sql = self.dialect.append_statement(self.tables)
+        self._decoded = DecodeCache()
         url = self.engine.url
         memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
         self._serial: AbstractAsyncContextManager[Any] = (
@@ -215,9 +218,15 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     async def _rows(
         self, conn: AsyncConnection, stmt: Any, params: dict[str, Any]
     ) -> list[Message]:
-        # .all() fetches in one call; iterating fetches row by row (measurably slower).
+        # .all() fetches in one call; iterating fetches row by row (measurably slower). A row
+        # read again (every window read re-reads most of the last one) is decoded once: its
+        # values are its key, so a replaced or newly written row is decoded afresh.
         result = await conn.execute(stmt, params)
-        return [from_row(r) for r in result.mappings().all()]
+        rows, get = result.all(), self._decoded.get
+        try:
+            return [get(tuple(r), partial(from_row, r._mapping)) for r in rows]
+        except TypeError:  # an unhashable value (a driver that parsed a JSON column itself)
+            return [from_row(r._mapping) for r in rows]
 
     async def _find(self, cid: str) -> list[Message]:
         return await self._read(

@@ -133,6 +133,58 @@ def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> N
     sa.event.listen(engine, "checkin", on_checkin)
 
 
+SERVER_STATUS_IN_TRANS = 1
+"""The MySQL protocol's status flag for an open transaction (PyMySQL and aiomysql keep the
+last OK packet's flags in ``connection.server_status``)."""
+
+_ENDED = "chatmem_transaction_ended"
+
+
+def rollback_only_open(engine: Engine) -> None:
+    """Roll a MySQL/MariaDB connection back on its return to the pool unless it provably holds
+    no transaction (for an engine made with ``pool_reset_on_return=None``).
+
+    The pool's default reset sends ``ROLLBACK`` on every check-in, a full round trip even
+    after a ``COMMIT``: two of a windowed turn's ten. A connection goes back as is only when
+    its last SQLAlchemy transaction event was a commit or rollback that did not fail, and the
+    server's last OK packet does not flag an open transaction; anything else (raw driver use
+    since checkout, a failed statement, a transaction still open) is rolled back as before.
+    For an async engine pass its ``sync_engine`` (the events run in SQLAlchemy's greenlet,
+    where the rollback is awaited).
+    """
+
+    def on_checkout(_dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        record.info[_ENDED] = False
+
+    def on_begin(conn: Any) -> None:
+        conn.info[_ENDED] = False
+
+    def on_end(conn: Any) -> None:
+        conn.info[_ENDED] = True
+
+    def on_error(context: Any) -> None:
+        if context.connection is not None and not context.connection.invalidated:
+            context.connection.info[_ENDED] = False
+
+    def on_reset(dbapi_conn: Any, record: Any, state: Any) -> None:
+        if state.terminate_only or not state.asyncio_safe:
+            return  # the connection is being closed: nothing to reset
+        if state.transaction_was_reset:
+            return  # SQLAlchemy rolled it back just now
+        driver = getattr(dbapi_conn, "_connection", dbapi_conn)  # aiomysql under its adapter
+        status = getattr(driver, "server_status", None)
+        open_ = not isinstance(status, int) or bool(status & SERVER_STATUS_IN_TRANS)
+        if open_ or not record.info.get(_ENDED):
+            dbapi_conn.rollback()
+
+    sa.event.listen(engine, "checkout", on_checkout)
+    sa.event.listen(engine, "begin", on_begin)
+    sa.event.listen(engine, "commit", on_end)
+    sa.event.listen(engine, "rollback", on_end)
+    sa.event.listen(engine, "handle_error", on_error)
+    sa.event.listen(engine, "reset", on_reset)
+
+
 def sqlite_wal(sleep: Callable[[float], None]) -> Callable[[Any, Any], None]:
     """The ``connect`` hook that puts a new connection's database in WAL mode once (a file
     already in WAL is left alone). Switching needs an exclusive lock that SQLite may refuse

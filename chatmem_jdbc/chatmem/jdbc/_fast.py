@@ -17,17 +17,23 @@ Driver errors go through the same translation as SQLAlchemy's (``as_dbapi_error`
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.pool import PoolProxiedConnection
+from sqlalchemy.pool import PoolProxiedConnection, QueuePool
 
 from chatmem.core import Message
+from chatmem.core.backend import DecodeCache
 
 from ._codec import from_values, to_row
 from ._dialects import SqlDialect
@@ -79,55 +85,133 @@ def _pool(call: Callable[..., T], *args: Any) -> T:
     return call(*args)
 
 
+class KeptConnection:
+    """One sqlite3 (async twin: aiosqlite) connection kept by the fast path between calls.
+
+    A pool checkout and check-in cost about as much as a SQLite statement (three per windowed
+    turn), so the fast path keeps one connection per engine, taken from the engine's pool once
+    (its ``connect`` events ran: WAL, busy timeout) and detached from it, so the pool's
+    capacity is unchanged. One caller uses it at a time; a caller that finds it busy checks one
+    out of the pool as before. It is closed with the pool (``engine.dispose()``), dropped after
+    any failure on it, and never used in a process it was not opened in (a fork's child opens
+    its own). Engines whose pool is not a ``QueuePool`` (``:memory:``'s ``StaticPool``, a
+    ``NullPool``) always go through the pool.
+    """
+
+    def __init__(self, pool_owner: Any, *, keep: bool) -> None:
+        # A weak reference: this object is the value of a weak-keyed map keyed by the engine.
+        self.pool_owner, self.keep = weakref.ref(pool_owner), keep
+        self.lock = threading.Lock()  # acquired without blocking: never waited on
+        self.conn: Any = None
+        self.pid = 0
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """The kept connection when it is free, else one checked out of the pool."""
+        pool_owner = self.pool_owner()
+        assert pool_owner is not None  # the caller holds the engine
+        if not (self.keep and self.lock.acquire(blocking=False)):
+            raw = _pool(pool_owner.raw_connection)
+            try:
+                yield raw.driver_connection
+            finally:
+                _pool(raw.close)
+            return
+        try:
+            if self.conn is None or self.pid != os.getpid():
+                raw = _pool(pool_owner.raw_connection)
+                conn = raw.driver_connection  # (None once detached)
+                raw.detach()
+                self.conn, self.pid = conn, os.getpid()
+            try:
+                yield self.conn
+            except BaseException:
+                self._close()  # its state after a failure is not worth trusting
+                raise
+        finally:
+            self.lock.release()
+
+    def _close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None and self.pid == os.getpid():
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def retire(self, _engine: Any) -> None:
+        """``engine_disposed``: close the kept connection with the pool's (if it is in use,
+        its user finishes and it is closed at the engine's garbage collection)."""
+        if not self.lock.acquire(blocking=False):
+            return
+        try:
+            self._close()
+        finally:
+            self.lock.release()
+
+
+_KEPT: weakref.WeakKeyDictionary[Any, KeptConnection] = weakref.WeakKeyDictionary()
+_KEPT_LOCK = threading.Lock()
+
+
+def kept_connection(engine: Engine) -> KeptConnection:
+    """The engine's kept connection (one per engine, shared by its repositories)."""
+    pool_owner = engine
+    with _KEPT_LOCK:
+        kept = _KEPT.get(pool_owner)
+        if kept is None:
+            keep = isinstance(pool_owner.pool, QueuePool)
+            kept = _KEPT[pool_owner] = KeptConnection(pool_owner, keep=keep)
+            sa.event.listen(pool_owner, "engine_disposed", kept.retire)
+    return kept
+
+
 class SqliteFastPath:
-    """Append and window read on the pooled sqlite3 / aiosqlite connection."""
+    """Append and window read on the kept (or a pooled) sqlite3 / aiosqlite connection."""
 
     def __init__(self, engine: Engine, sql: Statements, reserve: Any) -> None:
         self.engine = engine
-        self.pool = engine
+        self.kept = kept_connection(engine)
         self.window = Compiled(sql.window, engine.dialect)
         self.reserve = Compiled(reserve, engine.dialect)
         self.insert = Compiled(sql.insert_messages, engine.dialect)
         self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
         self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
+        self.cache = DecodeCache()
 
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        raw = _pool(self.pool.raw_connection)
-        try:
-            conn: Any = raw.driver_connection
-            cur = conn.execute(self.window.sql, self.window.args(cid=cid, n=non_system_limit))
-            rows = cur.fetchall()
-        except sqlite3.Error as exc:
-            self._raise(exc, self.window, "reading the window")
-        finally:
-            _pool(raw.close)
-        return [from_values(r[1], r[3], r[4], r[5], r[6]) for r in rows]
+        with self.kept.connection() as conn:
+            try:
+                args = self.window.args(cid=cid, n=non_system_limit)
+                cur = conn.execute(self.window.sql, args)
+                rows = cur.fetchall()
+            except sqlite3.Error as exc:
+                self._raise(exc, self.window, "reading the window")
+        # A row's columns (payload text, position, raw timestamp...) are its cache key: a
+        # replaced or concurrently written row has other values, hence is decoded afresh.
+        get = self.cache.get
+        return [get(r, partial(from_values, r[1], r[3], r[4], r[5], r[6])) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
         explicit BEGIN IMMEDIATE .. COMMIT, which sqlite3 passes through in every
         isolation mode; a cancelled append is rolled back (or was already committed)."""
-        raw = _pool(self.pool.raw_connection)
-        try:
-            conn: Any = raw.driver_connection
-            cur = conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
+        with self.kept.connection() as conn:
             try:
-                self._append(cur, cid, messages, trim_to)
-                cur.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after the COMMIT ran
-                    cur.execute("ROLLBACK")
-                raise
-            return True
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                return False
-            self._raise(exc, self.insert, "appending")
-        except sqlite3.Error as exc:
-            self._raise(exc, self.insert, "appending")
-        finally:
-            _pool(raw.close)
+                cur = conn.cursor()
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    self._append(cur, cid, messages, trim_to)
+                    cur.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
+                        cur.execute("ROLLBACK")
+                    raise
+                return True
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    return False
+                self._raise(exc, self.insert, "appending")
+            except sqlite3.Error as exc:
+                self._raise(exc, self.insert, "appending")
 
     def _append(self, cur: Any, cid: str, messages: Sequence[Message], trim_to: int | None) -> None:
         now = sqlite_text(datetime.now(timezone.utc))
@@ -139,8 +223,11 @@ class SqliteFastPath:
         for i, m in enumerate(messages):
             values = to_row(cid, start + i, m)
             values["created_at"] = sqlite_text(values["created_at"])
-            rows.append(self.insert.args(**values))
-        cur.executemany(self.insert.sql, rows)
+            rows.append(self.insert.row(values))
+        if k == 1:  # executemany's per-call set-up costs more than the one row it runs
+            cur.execute(self.insert.sql, rows[0])
+        else:
+            cur.executemany(self.insert.sql, rows)
         if trim_to is not None and (start + k) // trim_to != start // trim_to:
             skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
             found = cur.execute(self.trim_cut.sql, skip)
@@ -163,6 +250,7 @@ class PsycopgFastPath:
     ) -> None:
         self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
         self.pool = engine
+        self.cache = DecodeCache()
 
     @classmethod
     def create(
@@ -178,7 +266,8 @@ class PsycopgFastPath:
         with self._cursor(self.window, "reading the window") as cur:
             cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
             rows = cur.fetchall()
-        return [from_values(*r) for r in rows]
+        get = self.cache.get  # keyed by the row's values, as on SQLite
+        return [get(r, partial(from_values, *r)) for r in rows]
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]

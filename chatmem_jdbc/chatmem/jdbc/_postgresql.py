@@ -54,6 +54,11 @@ class ExactJson(UserDefinedType[str]):
     def get_col_spec(self, **kw: Any) -> str:
         return "JSON"
 
+    def column_expression(self, colexpr: Any) -> Any:
+        # Selected as text: psycopg would otherwise parse every payload itself (json.loads
+        # per row, even for rows the repository's DecodeCache already holds).
+        return sa.cast(colexpr, sa.Text)
+
 
 class PostgresDialect(SqlDialect):
     """PostgreSQL 12+ through psycopg 3."""
@@ -94,9 +99,13 @@ class PostgresDialect(SqlDialect):
 
 def fast_path_statements(dialect: PostgresDialect, tables: Tables, statements: Statements) -> Any:
     """``(window, append)`` for the psycopg fast path: the window read fetching only
-    ``DECODED``, and the one-statement append."""
+    ``DECODED``, the payload as text (psycopg would parse a ``JSON`` column itself, and we
+    decode the text once per distinct row through a ``DecodeCache``), and the one-statement
+    append."""
     window = statements.window
-    decoded = window.with_only_columns(*(window.selected_columns[n] for n in DECODED))
+    columns = [window.selected_columns[n] for n in DECODED]
+    columns[DECODED.index("payload")] = sa.cast(columns[3], sa.Text).label("payload")
+    decoded = window.with_only_columns(*columns)
     return decoded, build_append(tables, dialect.id_type())
 
 

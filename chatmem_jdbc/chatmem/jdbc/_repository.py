@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -28,6 +29,7 @@ from chatmem.core import Message, SchemaMode
 from chatmem.core.backend import (
     BaseChatMemoryRepository,
     ConversationIdPage,
+    DecodeCache,
     OwnedClientMixin,
     SchemaCheck,
     WindowEdit,
@@ -93,6 +95,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             self.dialect, self.engine, self.tables, self._sql, self._reserve_sql
         )
         self._append_sql = self.dialect.append_statement(self.tables)
+        self._decoded = DecodeCache()
         url = self.engine.url
         memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
         self._serial: AbstractContextManager[Any] = (
@@ -202,9 +205,15 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
 
     def _rows(self, conn: Connection, stmt: Any, params: dict[str, Any]) -> list[Message]:
-        # .all() fetches in one call; iterating fetches row by row (measurably slower).
+        # .all() fetches in one call; iterating fetches row by row (measurably slower). A row
+        # read again (every window read re-reads most of the last one) is decoded once: its
+        # values are its key, so a replaced or newly written row is decoded afresh.
         result = conn.execute(stmt, params)
-        return [from_row(r) for r in result.mappings().all()]
+        rows, get = result.all(), self._decoded.get
+        try:
+            return [get(tuple(r), partial(from_row, r._mapping)) for r in rows]
+        except TypeError:  # an unhashable value (a driver that parsed a JSON column itself)
+            return [from_row(r._mapping) for r in rows]
 
     def _find(self, cid: str) -> list[Message]:
         return self._read(lambda conn: self._rows(conn, self._sql.find, {"cid": cid}), "reading")

@@ -51,5 +51,5 @@ class SqliteDialect(SqlDialect):
 
 
 def sqlite_text(ts: datetime) -> str:
-    """SQLAlchemy's SQLite DateTime text form (always with microseconds)."""
-    return f"{ts.replace(tzinfo=None):%Y-%m-%d %H:%M:%S.%f}"
+    """SQLAlchemy's SQLite DateTime text form (always with microseconds, the year in 4 digits)."""
+    return ts.replace(tzinfo=None).isoformat(" ", "microseconds")

@@ -7,6 +7,7 @@ once; the values (``cid``, ``n``, ``after``...) are always bound parameters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -90,10 +91,17 @@ class Compiled:
         self.order: tuple[str, ...] = tuple(compiled.positiontup or ())
         self.defaults: dict[str, Any] = {n: b.value for b, n in compiled.bind_names.items()}
         self.plain: bool = not compiled._bind_processors and not compiled.post_compile_params
+        self._row = itemgetter(*self.order) if len(self.order) > 1 else None
 
     def args(self, **values: Any) -> tuple[Any, ...]:
         """Positional parameters: ``values`` in the statement's order, constants elsewhere."""
         return tuple(values[k] if k in values else self.defaults[k] for k in self.order)
+
+    def row(self, values: dict[str, Any]) -> tuple[Any, ...]:
+        """Positional parameters from ``values`` holding every one the statement binds."""
+        if self._row is None:
+            return self.args(**values)
+        return self._row(values)  # type: ignore[no-any-return]
 
     def params(self, **values: Any) -> dict[str, Any]:
         """Named parameters: the statement's non-null constants overridden by ``values``."""
