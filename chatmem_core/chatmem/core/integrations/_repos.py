@@ -15,7 +15,7 @@ from .._errors import InvalidArgumentError
 from .._repository import ChatMemoryRepository
 from ._in_thread import in_thread
 
-__all__ = ["Twins", "pick"]
+__all__ = ["TwinRepositories", "Twins", "pick"]
 
 
 class Twins:
@@ -42,6 +42,23 @@ class Twins:
             f"{self.user} was given only async_repository: await its async methods, or "
             "pass repository= (a sync client of the same store) as well",
         )
+
+
+class TwinRepositories:
+    """The ``repository`` / ``async_repository`` properties of an adapter holding ``_twins``
+    (one definition for the LangChain history, LlamaIndex store, LangGraph saver and store)."""
+
+    _twins: Twins
+
+    @property
+    def repository(self) -> ChatMemoryRepository | None:
+        """The sync repository (None when given only ``async_repository``)."""
+        return self._twins.sync
+
+    @property
+    def async_repository(self) -> AsyncChatMemoryRepository | None:
+        """The async repository (None when given only a sync one)."""
+        return self._twins.given_async
 
 
 def pick(repository: object, async_repository: object, *, user: str) -> Twins:

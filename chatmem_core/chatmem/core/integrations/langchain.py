@@ -74,7 +74,7 @@ from ._lossless import (  # noqa: E402
     whole_envelope,
 )
 from ._media import b64, decode_media, encode_media, guess_mime, kind_of, unb64  # noqa: E402
-from ._repos import pick  # noqa: E402
+from ._repos import TwinRepositories, pick  # noqa: E402
 
 __all__ = ["ChatmemChatMessageHistory", "from_langchain", "to_langchain"]
 
@@ -101,7 +101,7 @@ def to_langchain(
     return encode_messages(_CODEC, messages, group=group_tool_responses)
 
 
-class ChatmemChatMessageHistory(BaseChatMessageHistory):
+class ChatmemChatMessageHistory(TwinRepositories, BaseChatMessageHistory):
     """A LangChain chat message history stored in any chatmem repository.
 
     LangChain calls one history object sync (``invoke``) or async (``ainvoke``), so the
@@ -129,16 +129,6 @@ class ChatmemChatMessageHistory(BaseChatMessageHistory):
         cid = self.conversation_id
         self._log = None if repository is None else HistoryLog(repository, cid, max_messages)
         self._alog = AsyncHistoryLog(self._twins.aio, self.conversation_id, max_messages)
-
-    @property
-    def repository(self) -> ChatMemoryRepository | None:
-        """The sync repository (None when given only ``async_repository``)."""
-        return self._twins.sync
-
-    @property
-    def async_repository(self) -> AsyncChatMemoryRepository | None:
-        """The async repository (None when given only a sync one)."""
-        return self._twins.given_async
 
     def _sync(self) -> HistoryLog:
         if self._log is None:

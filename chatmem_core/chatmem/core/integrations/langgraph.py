@@ -47,7 +47,7 @@ from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
 from .._repository import ChatMemoryRepository  # noqa: E402
 from ._async_langgraph_log import AsyncCheckpointLog  # noqa: E402
 from ._langgraph_log import CheckpointLog  # noqa: E402
-from ._repos import pick  # noqa: E402
+from ._repos import TwinRepositories, pick  # noqa: E402
 
 __all__ = ["DEFAULT_KEY_PREFIX", "ChatmemSaver"]
 
@@ -61,7 +61,7 @@ def _strategy(strategy: object) -> str:
     return str(strategy)
 
 
-class ChatmemSaver(BaseCheckpointSaver[str]):
+class ChatmemSaver(TwinRepositories, BaseCheckpointSaver[str]):
     """LangGraph checkpoints in a chatmem repository (see the module docstring)."""
 
     def __init__(
@@ -82,16 +82,6 @@ class ChatmemSaver(BaseCheckpointSaver[str]):
         self._twins = twins
         self.key_prefix = key_prefix
         self.messages_channel = messages_channel
-
-    @property
-    def repository(self) -> ChatMemoryRepository | None:
-        """The sync repository (None when given only ``async_repository``)."""
-        return self._twins.sync
-
-    @property
-    def async_repository(self) -> AsyncChatMemoryRepository | None:
-        """The async repository (None when given only a sync one)."""
-        return self._twins.given_async
 
     def _log(self) -> CheckpointLog:
         if self._twins.sync is None:

@@ -32,14 +32,14 @@ from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
 from .._repository import ChatMemoryRepository  # noqa: E402
 from ._async_langgraph_store_log import AsyncStoreLog  # noqa: E402
 from ._langgraph_store_log import StoreLog  # noqa: E402
-from ._repos import pick  # noqa: E402
+from ._repos import TwinRepositories, pick  # noqa: E402
 
 __all__ = ["DEFAULT_STORE_PREFIX", "ChatmemStore"]
 
 DEFAULT_STORE_PREFIX = "langgraph-store:"
 
 
-class ChatmemStore(BaseStore):
+class ChatmemStore(TwinRepositories, BaseStore):
     """LangGraph's key-value store for long-term memory, in a chatmem repository."""
 
     def __init__(
@@ -56,16 +56,6 @@ class ChatmemStore(BaseStore):
         self.key_prefix = key_prefix
         self._log = None if twins.sync is None else StoreLog(twins.sync, key_prefix)
         self._alog = AsyncStoreLog(twins.aio, key_prefix)
-
-    @property
-    def repository(self) -> ChatMemoryRepository | None:
-        """The sync repository (None when given only ``async_repository``)."""
-        return self._twins.sync
-
-    @property
-    def async_repository(self) -> AsyncChatMemoryRepository | None:
-        """The async repository (None when given only a sync one)."""
-        return self._twins.given_async
 
     def _sync(self) -> StoreLog:
         if self._log is None:

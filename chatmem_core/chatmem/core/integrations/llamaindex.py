@@ -65,7 +65,7 @@ from ._llamaindex_entries import (  # noqa: E402
     check_status,
 )
 from ._llamaindex_log import ChatLog  # noqa: E402
-from ._repos import Twins, pick  # noqa: E402
+from ._repos import TwinRepositories, Twins, pick  # noqa: E402
 
 __all__ = [
     "STATUS_KEY",
@@ -262,7 +262,7 @@ class ChatmemDBChatStore(AsyncDBChatStore):
         return await (await self._chat_log()).keys()
 
 
-class ChatmemChatStore(BaseChatStore):
+class ChatmemChatStore(TwinRepositories, BaseChatStore):
     """A LlamaIndex ``BaseChatStore`` (for ``ChatMemoryBuffer`` and older code) over chatmem
     repositories: ``repository=`` for the sync methods, ``async_repository=`` for the ``a*``
     ones, or both (see the module docstring); a key is a conversation id."""
@@ -302,16 +302,6 @@ class ChatmemChatStore(BaseChatStore):
     @classmethod
     def class_name(cls) -> str:
         return "ChatmemChatStore"
-
-    @property
-    def repository(self) -> ChatMemoryRepository | None:
-        """The sync repository (None when given only ``async_repository``)."""
-        return self._twins.sync
-
-    @property
-    def async_repository(self) -> AsyncChatMemoryRepository | None:
-        """The async repository (None when given only a sync one)."""
-        return self._twins.given_async
 
     def _sync(self) -> ChatLog:
         if self._log is None:
