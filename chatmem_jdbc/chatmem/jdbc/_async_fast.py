@@ -22,7 +22,6 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
-from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
 import sqlalchemy as sa
@@ -207,8 +206,7 @@ class AsyncSqliteFastPath:
                 self._raise(exc, stmt, what)
         # A row's columns (payload text, position, raw timestamp...) are its cache key: a
         # replaced or concurrently written row has other values, hence is decoded afresh.
-        get = self.cache.get
-        return [get(r, partial(from_values, r[1], r[3], r[4], r[5], r[6])) for r in rows]
+        return self.cache.get_many(rows, _decode_sqlite_row)
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
@@ -301,8 +299,7 @@ class AsyncPsycopgFastPath:
         async with self._cursor(stmt, what) as cur:
             await cur.execute(stmt.sql, params)
             rows = await cur.fetchall()
-        get = self.cache.get  # keyed by the row's values, as on SQLite
-        return [get(r, partial(from_values, *r)) for r in rows]
+        return self.cache.get_many(rows, _decode_row)  # keyed by the row's values, as on SQLite
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
@@ -352,6 +349,16 @@ class AsyncPsycopgFastPath:
         if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
             return _LostRace()
         return translated(wrapped, what)
+
+
+def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
+    """A full messages row (``SELECT *``) as SQLite returns it."""
+    return from_values(r[1], r[3], r[4], r[5], r[6])
+
+
+def _decode_row(r: tuple[Any, ...]) -> Message:
+    """A row of the ``DECODED`` columns, in that order."""
+    return from_values(*r)
 
 
 class _LostRace(Exception):
