@@ -96,3 +96,46 @@ def test_an_async_engine_keeps_its_connections_under_a_burst(server: ServerInfo)
     opened, closed = asyncio.run(main())
     assert opened <= 15
     assert closed == 0
+
+
+def test_the_fast_paths_kept_connection_is_replaced_after_sitting_idle(
+    server: ServerInfo,
+) -> None:
+    """The psycopg fast path keeps one connection between calls; one the server dropped while
+    it sat idle longer than ``idle_ping_seconds`` is replaced, never surfaced."""
+    assert server.url is not None
+    engine = make_engine(server.url, idle_ping_seconds=0.2)
+    repo = JdbcChatMemoryRepository(
+        engine, table_name=f"cm_{unique_suffix()}", initialize_schema="always"
+    )
+    try:
+        memory = MessageWindowChatMemory(repo, max_messages=5, keep_history=True)
+        memory.add("c", UserMessage("before"))
+        kept = repo._fast.kept  # type: ignore[union-attr]
+        pid = kept.conn.info.backend_pid
+        killer = sa.create_engine(server.url, poolclass=sa.pool.NullPool)
+        with killer.connect() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+        killer.dispose()
+        time.sleep(0.4)
+        memory.add("c", UserMessage("after"))
+        assert [m.text for m in memory.get("c")] == ["before", "after"]
+        assert kept.conn.info.backend_pid != pid
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()
+
+
+def test_a_pre_pinging_pool_keeps_no_connection(server: ServerInfo) -> None:
+    assert server.url is not None
+    engine = make_engine(server.url, pool_pre_ping=True)
+    repo = JdbcChatMemoryRepository(
+        engine, table_name=f"cm_{unique_suffix()}", initialize_schema="always"
+    )
+    try:
+        repo.append("c", UserMessage("x"))
+        assert repo.find_last("c", 1)[0].text == "x"
+        assert repo._fast.kept.conn is None  # type: ignore[union-attr]
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()

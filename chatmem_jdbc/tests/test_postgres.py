@@ -114,30 +114,23 @@ def test_large_text_and_payload_round_trip(repository: Repo) -> None:
 
 @contextmanager
 def driver_statements(engine: sa.Engine) -> Iterator[list[tuple[str, bool]]]:
-    """Every statement psycopg executes on connections checked out inside the block, with the
-    connection's autocommit flag (SQLAlchemy's events miss the driver-level fast path)."""
+    """Every statement psycopg executes inside the block (on ``engine``'s pooled connections
+    and on the fast path's kept one), with the connection's autocommit flag (SQLAlchemy's
+    events miss the driver-level fast path)."""
     import psycopg
 
     seen: list[tuple[str, bool]] = []
+    real = psycopg.Cursor.execute
 
-    class Counting(psycopg.Cursor[Any]):
-        def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
-            seen.append((str(query), self.connection.autocommit))
-            return super().execute(query, params, **kw)
+    def counted(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        seen.append((str(query), self.connection.autocommit))
+        return real(self, query, params, **kw)
 
-    def checkout(dbapi_conn: Any, record: Any, proxy: Any) -> None:
-        dbapi_conn.cursor_factory = Counting
-
-    def checkin(dbapi_conn: Any, record: Any) -> None:
-        dbapi_conn.cursor_factory = psycopg.Cursor
-
-    sa.event.listen(engine, "checkout", checkout)
-    sa.event.listen(engine, "checkin", checkin)
+    psycopg.Cursor.execute = counted  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        sa.event.remove(engine, "checkout", checkout)
-        sa.event.remove(engine, "checkin", checkin)
+        psycopg.Cursor.execute = real  # type: ignore[method-assign]
 
 
 def test_a_failing_fast_path_statement_is_translated_and_leaves_the_pool_usable(

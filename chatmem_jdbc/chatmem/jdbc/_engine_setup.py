@@ -132,6 +132,23 @@ def ping_when_idle(engine: Engine, idle_seconds: float = IDLE_PING_SECONDS) -> N
     sa.event.listen(engine, "connect", on_connect)
     sa.event.listen(engine, "checkout", on_checkout)
     sa.event.listen(engine, "checkin", on_checkin)
+    _IDLE_SECONDS[engine] = idle_seconds
+
+
+_IDLE_SECONDS: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+
+def idle_seconds_of(engine: Any) -> float | None:
+    """How long a connection of ``engine`` (sync or async) may sit idle before it is checked:
+    ``make_engine``'s ``idle_ping_seconds``, 0 when the pool pings at every checkout
+    (``pool_pre_ping``), else the default; a fast path's kept connection is dropped after
+    that long idle. None: the pool itself may not keep connections (not a ``QueuePool``)."""
+    engine = getattr(engine, "sync_engine", engine)
+    if not isinstance(engine.pool, sa.pool.QueuePool):
+        return None
+    if getattr(engine.pool, "_pre_ping", False):
+        return 0.0
+    return _IDLE_SECONDS.get(engine, IDLE_PING_SECONDS)
 
 
 SERVER_STATUS_IN_TRANS = 1

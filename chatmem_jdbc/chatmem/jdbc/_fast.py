@@ -9,7 +9,7 @@ as the statement. Written once as async code; ``_fast.py`` is its generated sync
   asyncio API), so the loop only awaits. Appends take the write lock up front (``BEGIN
   IMMEDIATE``); "database is locked" is a lost race, retried by the caller.
 - PostgreSQL: psycopg's connection (the async twin: its asyncio connection) in autocommit,
-  one round trip per read or append.
+  one round trip per read or append, kept between calls like SQLite's.
 - MySQL/MariaDB (PyMySQL; the async twin: aiomysql), on engines ``make_engine`` made (their
   connections allow multi-statement queries): the statements and their ``COMMIT`` go as one
   query, so a read or an append is one round trip instead of two or three (see
@@ -24,6 +24,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,7 +41,12 @@ from chatmem.core.backend import DecodeCache
 
 from ._codec import from_values, to_row
 from ._dialects import SqlDialect
-from ._engine_setup import SERVER_STATUS_IN_TRANS, TRANSACTION_ENDED, allows_multi_statements
+from ._engine_setup import (
+    SERVER_STATUS_IN_TRANS,
+    TRANSACTION_ENDED,
+    allows_multi_statements,
+    idle_seconds_of,
+)
 from ._errors import as_dbapi_error, translated
 from ._sqlite import sqlite_text
 from ._statements import Compiled, Statements
@@ -100,48 +106,67 @@ def _pool(call: Callable[..., T], *args: Any) -> T:
 
 
 class KeptConnection:
-    """One sqlite3 (async twin: aiosqlite) connection kept by the fast path between calls.
+    """One driver connection kept by a fast path between calls (SQLite's sqlite3 or
+    aiosqlite connection, PostgreSQL's psycopg connection).
 
     A pool checkout and check-in cost about as much as a SQLite statement (three per windowed
     turn), so the fast path keeps one connection per engine, taken from the engine's pool once
     (its ``connect`` events ran: WAL, busy timeout) and detached from it, so the pool's
     capacity is unchanged. One caller uses it at a time; a caller that finds it busy checks one
     out of the pool as before. It is closed with the pool (``engine.dispose()``), dropped after
-    any failure on it, and never used in a process it was not opened in (a fork's child opens
-    its own). Engines whose pool is not a ``QueuePool`` (``:memory:``'s ``StaticPool``, a
-    ``NullPool``) always go through the pool.
+    any failure on it, dropped when it sat idle longer than ``max_idle`` seconds (a server or
+    a proxy may have closed it: the next caller takes a fresh, pinged one from the pool), and
+    never used in a process it was not opened in (a fork's child opens its own). Engines whose
+    pool is not a ``QueuePool`` (``:memory:``'s ``StaticPool``, a ``NullPool``) always go
+    through the pool.
     """
 
-    def __init__(self, pool_owner: Any, *, keep: bool) -> None:
+    def __init__(self, pool_owner: Any, *, keep: bool, max_idle: float | None = None) -> None:
         # A weak reference: this object is the value of a weak-keyed map keyed by the engine.
         self.pool_owner, self.keep = weakref.ref(pool_owner), keep
+        self.max_idle = max_idle
         self.lock = threading.Lock()  # acquired without blocking: never waited on
         self.conn: Any = None
         self.pid = 0
+        self.used = 0.0
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
         """The kept connection when it is free, else one checked out of the pool."""
+        with self.checkout() as (conn, _pooled):
+            yield conn
+
+    @contextmanager
+    def checkout(self) -> Iterator[tuple[Any, PoolProxiedConnection | None]]:
+        """``(driver connection, None)`` for the kept one, ``(driver connection, pooled)``
+        for one checked out of the pool because the kept one was busy."""
         pool_owner = self.pool_owner()
         assert pool_owner is not None  # the caller holds the engine
         if not (self.keep and self.lock.acquire(blocking=False)):
             raw = _pool(pool_owner.raw_connection)
             try:
-                yield raw.driver_connection
+                yield raw.driver_connection, raw
             finally:
                 _pool(raw.close)
             return
         try:
-            if self.conn is None or self.pid != os.getpid():
+            now = time.monotonic()
+            if self.conn is not None and (
+                self.pid != os.getpid()
+                or (self.max_idle is not None and now - self.used > self.max_idle)
+            ):
+                self._close()
+            if self.conn is None:
                 raw = _pool(pool_owner.raw_connection)
                 conn = raw.driver_connection  # (None once detached)
                 raw.detach()
                 self.conn, self.pid = conn, os.getpid()
             try:
-                yield self.conn
+                yield self.conn, None
             except BaseException:
                 self._close()  # its state after a failure is not worth trusting
                 raise
+            self.used = time.monotonic()
         finally:
             self.lock.release()
 
@@ -166,14 +191,17 @@ _KEPT: weakref.WeakKeyDictionary[Any, KeptConnection] = weakref.WeakKeyDictionar
 _KEPT_LOCK = threading.Lock()
 
 
-def kept_connection(engine: Engine) -> KeptConnection:
-    """The engine's kept connection (one per engine, shared by its repositories)."""
+def kept_connection(engine: Engine, max_idle: float | None = None) -> KeptConnection:
+    """The engine's kept connection (one per engine, shared by its repositories); none is
+    kept when ``max_idle`` is 0 (a pool that pings at every checkout: its user wants every
+    connection checked before use)."""
     pool_owner = engine
     with _KEPT_LOCK:
         kept = _KEPT.get(pool_owner)
         if kept is None:
-            keep = isinstance(pool_owner.pool, QueuePool)
-            kept = _KEPT[pool_owner] = KeptConnection(pool_owner, keep=keep)
+            keep = isinstance(pool_owner.pool, QueuePool) and max_idle != 0
+            kept = KeptConnection(pool_owner, keep=keep, max_idle=max_idle)
+            _KEPT[pool_owner] = kept
             sa.event.listen(pool_owner, "engine_disposed", kept.retire)
     return kept
 
@@ -265,8 +293,9 @@ class SqliteFastPath:
 
 
 class PsycopgFastPath:
-    """Window read and append on the pooled psycopg connection, in autocommit (one round
-    trip each); driver errors go through the same translation as SQLAlchemy's."""
+    """Window read, bounded read and append on the engine's kept psycopg connection (a pooled
+    one when it is busy), in autocommit: one round trip each, no pool checkout; driver errors
+    go through the same translation as SQLAlchemy's."""
 
     def __init__(
         self,
@@ -278,7 +307,7 @@ class PsycopgFastPath:
     ) -> None:
         self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
         self.last = last
-        self.pool = engine
+        self.kept = kept_connection(engine, max_idle=idle_seconds_of(engine))
         self.cache = DecodeCache()
 
     @classmethod
@@ -319,31 +348,32 @@ class PsycopgFastPath:
 
     @contextmanager
     def _cursor(self, stmt: Compiled, what: str) -> Iterator[Any]:
+        """A cursor in autocommit on the kept connection (or a pooled one when it is busy:
+        that one goes back to the pool out of autocommit, as it came)."""
         import psycopg
 
         try:
-            raw: PoolProxiedConnection = _pool(self.pool.raw_connection)
-        except psycopg.Error as exc:  # the pool hands out the driver's connect error as is
-            error = self._translated(exc, stmt, what, lost=True)
+            with self.kept.checkout() as (conn, pooled):
+                try:
+                    if not conn.autocommit:
+                        conn.set_autocommit(True)  # client-side in psycopg: no round trip
+                    try:
+                        with conn.cursor() as cur:
+                            yield cur
+                    finally:
+                        if pooled is not None and not conn.closed:
+                            conn.set_autocommit(False)
+                except psycopg.Error as exc:
+                    if pooled is not None and self._lost(exc, pooled.dbapi_connection):
+                        _pool(pooled.invalidate, exc)
+                    raise
+        except psycopg.Error as exc:  # also the pool's connect error, handed out as is
+            error = self._translated(exc, stmt, what, lost=self._lost(exc, None))
             raise error from error.__cause__
-        try:
-            conn = raw.driver_connection
-            assert conn is not None
-            conn.set_autocommit(True)  # client-side in psycopg: no round trip
-            try:
-                with conn.cursor() as cur:
-                    yield cur
-            finally:
-                if not conn.closed:
-                    conn.set_autocommit(False)
-        except psycopg.Error as exc:
-            lost = self.engine.dialect.is_disconnect(cast(Any, exc), raw.dbapi_connection, None)
-            if lost:
-                _pool(raw.invalidate, exc)
-            error = self._translated(exc, stmt, what, lost=lost)
-            raise error from error.__cause__
-        finally:
-            _pool(raw.close)
+
+    def _lost(self, exc: Exception, dbapi_connection: Any) -> bool:
+        """Whether ``exc`` means the connection is gone (SQLAlchemy's own test)."""
+        return bool(self.engine.dialect.is_disconnect(cast(Any, exc), dbapi_connection, None))
 
     def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
         """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
