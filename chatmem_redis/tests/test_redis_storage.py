@@ -92,19 +92,23 @@ def monitored(server: ServerInfo) -> Iterator[list[str]]:
 
 
 # -- documents and keys -------------------------------------------------------------------
-def test_every_kind_is_a_json_document_with_every_field(
+def test_every_kind_is_one_log_entry_and_an_index_document(
     repository: Any, server: ServerInfo
 ) -> None:
     messages = every_kind()
     repository.save_all("doc", messages)
     assert repository.find_by_conversation_id("doc") == messages
     keys = repository._layout.conversation("doc")
-    raw = client_of(server).execute_command("JSON.GET", keys.doc_prefix + "1")
-    doc = json.loads(raw)
+    client = client_of(server)
+    doc = json.loads(client.execute_command("JSON.GET", keys.doc_prefix + "1"))
     assert doc["conversation_id"] == "doc" and doc["position"] == 1
     assert doc["message_type"] == "USER" and doc["content"] == "look"
-    wire = json.loads(doc["message"])
-    assert wire["media"][0]["data_b64"] == "AAH/" and wire["metadata"]["big"] == 10**25
+    assert "message" not in doc  # the payload is stored once, in the log entry
+    [(entry, score)] = client.zrange(keys.msg, 1, 1, byscore=True, withscores=True)
+    position, micros, wire = entry.split(b" ", 2)
+    assert int(position) == score == 1 and int(micros) > 0
+    payload = json.loads(wire)
+    assert payload["media"][0]["data_b64"] == "AAH/" and payload["metadata"]["big"] == 10**25
 
 
 def test_created_at_microseconds_and_positions_are_kept(repository: Any) -> None:

@@ -37,7 +37,7 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import DocumentCache, document_body  # noqa: E402
+from ._codec import EntryCache, document_body, log_entry  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_ASYNC_MAX_CONNECTIONS,
     DEFAULT_INDEX_NAME,
@@ -94,6 +94,7 @@ _DELETE = _Script(_scripts.DELETE)
 _READ = _Script(_scripts.READ)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
+_SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
 
 
 def _text(value: Any) -> str:
@@ -143,7 +144,7 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         self._client = client
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
-        self._decoded = DocumentCache()
+        self._decoded = EntryCache()
         self._schema_check = AsyncSchemaCheck(self._missing_index, "Redis")
         if self.config.initialize_schema == "always":
             if ASYNC:
@@ -278,17 +279,14 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
     ) -> list[Message]:
         keys = self._layout.conversation(cid)
         with translate_errors("reading a conversation"):
-            docs = await _READ(
-                client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total]
-            )
-        if not docs:
-            return []
-        parse = self._decoded.parse
-        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
+            reply = await _READ(client, [keys.sys, keys.msg], [sys_tail, msg_tail, total])
+        return self._decoded.parse_lines(reply)
 
     async def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
-        return await self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+        if cap is None:
+            return await self._read(self._client, cid, -1, -1, -1)
+        return await self._read(self._client, cid, cap, cap, cap)  # the newest cap of each
 
     async def _find_last(self, cid: str, n: int) -> list[Message]:
         return await self._read(self._client, cid, n, n, n)
@@ -297,13 +295,16 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         return await self._read(self._client, cid, -1, non_system_limit, -1)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        """The ``(kind, document body, log entry)`` triples the write scripts take."""
         tag = conversation_tag(cid)
+        fields = self._fields
         out: list[str] = []
         for m in messages:
-            out += [
+            out += (
                 "S" if isinstance(m, SystemMessage) else "M",
-                document_body(cid, tag, m, self._fields),
-            ]
+                document_body(cid, tag, m, fields),
+                log_entry(m),
+            )
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
@@ -373,9 +374,14 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         if self._init_pending:  # the queries are not base methods: run the deferred set-up
             await self._ensure_initialized()
         await self._schema_check()
-        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        layout = self._layout
+        args = [
+            layout.doc_prefix,
+            layout.conversation_prefix,
+            *search_args(self.config.index_name, search.query, n),
+        ]
         with translate_errors("searching messages"):
-            reply = await _SEARCH(self._client, [], args)
+            reply = await _SEARCH_MESSAGES(self._client, [], args)
         return parse_reply(reply, search.check)
 
     async def find_by_type(

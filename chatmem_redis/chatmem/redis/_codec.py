@@ -1,21 +1,27 @@
-"""Messages to Redis JSON documents and back, on core's one wire format."""
+"""Messages to Redis log entries and index documents, and back, on core's one wire format.
+
+A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: what history
+reads return and decode. The index document holds only what RediSearch queries.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from chatmem.core import (
     Message,
+    SchemaError,
     ToolResponseMessage,
     decode_json,
     encode_json,
     from_micros,
     to_micros,
 )
+from chatmem.core.backend import DecodeCache
 
 from ._config import MetadataField, MetadataFieldType
 
@@ -61,7 +67,8 @@ def search_content(message: Message) -> str:
 
 
 def document_body(cid: str, tag: str, message: Message, fields: Sequence[MetadataField]) -> str:
-    """The document as JSON without its opening brace: the store prepends the position."""
+    """The index document as JSON without its opening brace: the store prepends the
+    position. It carries no payload: the message itself is in the log entry."""
     assert message.created_at is not None  # stamped by the base class
     doc: dict[str, Any] = {
         "conversation_id": cid,
@@ -69,7 +76,6 @@ def document_body(cid: str, tag: str, message: Message, fields: Sequence[Metadat
         "message_type": message.message_type.value,
         "content": search_content(message),
         "created_at": to_micros(message.created_at),
-        "message": encode_json(message),
     }
     projected: dict[str, Any] = {}
     for f in fields:
@@ -82,35 +88,39 @@ def document_body(cid: str, tag: str, message: Message, fields: Sequence[Metadat
     return json.dumps(doc, **_COMPACT)[1:]  # type: ignore[arg-type]
 
 
-def parse_document(raw: str | bytes) -> tuple[str, Message]:
-    """A stored document as (conversation id, message with created_at and position)."""
-    doc = json.loads(raw)
-    message = decode_json(
-        doc["message"], created_at=from_micros(doc["created_at"]), position=doc["position"]
-    )
-    return doc["conversation_id"], message
+def log_entry(message: Message) -> str:
+    """The log entry without its position (the store prepends it): ``<micros> <wire>``."""
+    assert message.created_at is not None  # stamped by the base class
+    return f"{to_micros(message.created_at)} {encode_json(message)}"
 
 
-class DocumentCache:
-    """Decoded documents by their exact bytes: a window read decodes only what is new.
+def parse_entry(raw: str | bytes) -> Message:
+    """A stored log entry as its message, with created_at and position."""
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    try:
+        position, micros, wire = data.split(b" ", 2)
+        return decode_json(wire, created_at=from_micros(int(micros)), position=int(position))
+    except ValueError as exc:
+        raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
 
-    Safe because a document's bytes fully determine the decoded message and messages are
-    immutable all the way down: metadata, nested lists and dicts included, is read-only
-    (core freezes it), so no caller can alter what another one reads.
-    """
 
-    def __init__(self, size: int = 2048) -> None:
-        self._size = size
-        self._data: dict[str | bytes, tuple[str, Message]] = {}
-        self._lock = threading.Lock()
+class EntryCache:
+    """Decoded log entries by their exact bytes (core's ``DecodeCache``): a window read
+    decodes only what is new. An entry's bytes hold its position and timestamp, so a
+    replaced or concurrently written message has other bytes, hence another key."""
 
-    def parse(self, raw: str | bytes) -> tuple[str, Message]:
-        hit = self._data.get(raw)
-        if hit is not None:
-            return hit
-        value = parse_document(raw)
-        with self._lock:
-            if len(self._data) >= self._size:
-                del self._data[next(iter(self._data))]  # oldest first
-            self._data[raw] = value
-        return value
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache = DecodeCache()
+
+    def parse(self, raw: bytes) -> Message:
+        return self._cache.get(raw, partial(parse_entry, raw))
+
+    def parse_lines(self, reply: bytes | str) -> list[Message]:
+        """The messages of a read's reply (entries one a line; empty: none)."""
+        if not reply:
+            return []
+        data = reply.encode("utf-8") if isinstance(reply, str) else reply
+        get = self._cache.get
+        return [get(line, partial(parse_entry, line)) for line in data.split(b"\n")]

@@ -38,7 +38,7 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import DocumentCache, document_body  # noqa: E402
+from ._codec import EntryCache, document_body, log_entry  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -92,6 +92,7 @@ _DELETE = _Script(_scripts.DELETE)
 _READ = _Script(_scripts.READ)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
+_SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
 
 
 def _text(value: Any) -> str:
@@ -141,7 +142,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._client = client
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
-        self._decoded = DocumentCache()
+        self._decoded = EntryCache()
         self._schema_check = SchemaCheck(self._missing_index, "Redis")
         if self.config.initialize_schema == "always":
             self.create_schema()
@@ -259,15 +260,14 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     ) -> list[Message]:
         keys = self._layout.conversation(cid)
         with translate_errors("reading a conversation"):
-            docs = _READ(client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total])
-        if not docs:
-            return []
-        parse = self._decoded.parse
-        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
+            reply = _READ(client, [keys.sys, keys.msg], [sys_tail, msg_tail, total])
+        return self._decoded.parse_lines(reply)
 
     def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
-        return self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+        if cap is None:
+            return self._read(self._client, cid, -1, -1, -1)
+        return self._read(self._client, cid, cap, cap, cap)  # the newest cap of each
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
         return self._read(self._client, cid, n, n, n)
@@ -276,13 +276,16 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         return self._read(self._client, cid, -1, non_system_limit, -1)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        """The ``(kind, document body, log entry)`` triples the write scripts take."""
         tag = conversation_tag(cid)
+        fields = self._fields
         out: list[str] = []
         for m in messages:
-            out += [
+            out += (
                 "S" if isinstance(m, SystemMessage) else "M",
-                document_body(cid, tag, m, self._fields),
-            ]
+                document_body(cid, tag, m, fields),
+                log_entry(m),
+            )
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
@@ -352,9 +355,14 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if self._init_pending:  # the queries are not base methods: run the deferred set-up
             self._ensure_initialized()
         self._schema_check()
-        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        layout = self._layout
+        args = [
+            layout.doc_prefix,
+            layout.conversation_prefix,
+            *search_args(self.config.index_name, search.query, n),
+        ]
         with translate_errors("searching messages"):
-            reply = _SEARCH(self._client, [], args)
+            reply = _SEARCH_MESSAGES(self._client, [], args)
         return parse_reply(reply, search.check)
 
     def find_by_type(

@@ -6,21 +6,25 @@ cluster hash tag, keeping a conversation's keys in one slot)::
 
     <prefix>ids             ZSET  every conversation id (score 0), paged with ZRANGE BYLEX
     <prefix>c:{H}:seq       STR   next position (INCRBY: the server assigns positions)
-    <prefix>c:{H}:sys       ZSET  positions of system messages   (member = score = position)
-    <prefix>c:{H}:msg       ZSET  positions of the other messages
-    <prefix>m:{H}:<pos>     JSON  one message document, indexed by RediSearch
+    <prefix>c:{H}:sys       ZSET  the system messages' log entries      (score = position)
+    <prefix>c:{H}:msg       ZSET  the other messages' log entries       (score = position)
+    <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
 
-A message document::
+A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: the message
+stored once, compact and exact (every field of every kind round-trips byte for byte). History
+reads are one ``ZRANGE`` per set inside one script and never touch RedisJSON or the index; a
+turn's window read returns the entries and nothing else.
+
+An index document holds only what the advanced queries need::
 
     {"position": 7, "conversation_id": "<id>", "conversation_key": "<H>",
      "message_type": "USER", "content": "<text>", "created_at": <UTC microseconds>,
-     "message": "<core wire JSON, as a string>", "metadata": {<typed projection>}}
+     "metadata": {<typed projection>}}
 
-``message`` holds the exact core wire format as a string, so every field of every kind
-round-trips byte for byte (RedisJSON turns integers beyond 64 bits into floats).
-``metadata`` holds only the configured fields whose value fits the field type, so a value of
-the wrong type is left out of the index instead of failing the whole document's indexing.
-History reads never use the index; they read the conversation's own keys.
+Searches return document keys only (``NOCONTENT``); the search script maps each key to its
+log entry. ``metadata`` holds only the configured fields whose value fits the field type, so
+a value of the wrong type is left out of the index instead of failing the whole document's
+indexing.
 """
 
 from __future__ import annotations

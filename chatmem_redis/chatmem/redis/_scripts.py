@@ -1,13 +1,16 @@
 """Lua scripts: each write is one atomic script, each read one script (one round trip).
 
 Write scripts take ``KEYS = [ids, seq, sys, msg]`` (see ``_schema``) and
-``ARGV = [doc_prefix, conversation_id, ttl_ms, ...]``; new messages travel as pairs
-``(kind, body)`` where kind is ``S`` for system messages and body is the document JSON
-without its opening brace (the script prepends the server-assigned position).
+``ARGV = [doc_prefix, conversation_id, ttl_ms, ...]``; new messages travel as triples
+``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
+without its opening brace, entry the log entry without its position (the script prepends
+the server-assigned position to both).
 
-Every write ends in ``finish()``: an emptied conversation is removed from the id set; a
-live one is listed and, with a TTL, every key it owns (counter, both sets, every document)
-gets the same expiry in the same script, so a conversation expires whole, never head first.
+The history lives in the two log sets alone (score = position, member = the entry); the
+documents only feed the search index, so reads never touch RedisJSON. Every write ends in
+``finish()``: an emptied conversation is removed from the id set; a live one is listed and,
+with a TTL, every key it owns (counter, both sets, every document) gets the same expiry in
+the same script, so a conversation expires whole, never head first.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ _PRELUDE = r"""
 local ids, seqk, sysk, msgk = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local docp, cid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
-local function each_chunk(members, fn)
-  for i = 1, #members, 1000 do
+-- a log entry starts with its position
+local function pos(entry) return string.match(entry, '^%d+') end
+
+local function each_chunk(entries, fn)
+  for i = 1, #entries, 1000 do
     local chunk = {}
-    for j = i, math.min(i + 999, #members) do chunk[#chunk + 1] = docp .. members[j] end
+    for j = i, math.min(i + 999, #entries) do chunk[#chunk + 1] = docp .. pos(entries[j]) end
     fn(chunk)
   end
 end
@@ -29,16 +35,14 @@ local function drop_docs(members)
 end
 
 local function push(first)
-  local n = (#ARGV - first + 1) / 2
+  local n = (#ARGV - first + 1) / 3
   if n <= 0 then return end
   local seq = redis.call('INCRBY', seqk, n) - n
-  for i = first, #ARGV, 2 do
+  for i = first, #ARGV, 3 do
     redis.call('JSON.SET', docp .. seq, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
-    if ARGV[i] == 'S' then
-      redis.call('ZADD', sysk, seq, seq)
-    else
-      redis.call('ZADD', msgk, seq, seq)
-    end
+    local log = msgk
+    if ARGV[i] == 'S' then log = sysk end
+    redis.call('ZADD', log, seq, seq .. ' ' .. ARGV[i + 2])
     seq = seq + 1
   end
 end
@@ -53,7 +57,7 @@ local function finish()
   local function apply(fn)
     for _, k in ipairs({seqk, sysk, msgk}) do fn(k) end
     for _, z in ipairs({sysk, msgk}) do
-      for _, s in ipairs(redis.call('ZRANGE', z, 0, -1)) do fn(docp .. s) end
+      for _, e in ipairs(redis.call('ZRANGE', z, 0, -1)) do fn(docp .. pos(e)) end
     end
   end
   if ttl > 0 then
@@ -74,7 +78,7 @@ end
 APPEND = (
     _PRELUDE
     + r"""
--- ARGV[4] = trim_to (0: none); pairs from ARGV[5]
+-- ARGV[4] = trim_to (0: none); triples from ARGV[5]
 push(5)
 local trim = tonumber(ARGV[4])
 if trim > 0 then
@@ -94,7 +98,7 @@ return 1
 SAVE_ALL = (
     _PRELUDE
     + r"""
--- pairs from ARGV[4]
+-- triples from ARGV[4]
 drop_all()
 push(4)
 finish()
@@ -115,12 +119,13 @@ EDIT = (
     _PRELUDE
     + r"""
 -- ARGV[4] = delete non-system below this position ('' : no), ARGV[5] = n positions to
--- delete, ARGV[6 .. 5+n] = those positions, then pairs
+-- delete, ARGV[6 .. 5+n] = those positions, then triples
 local below = ARGV[4]
 local ndel = tonumber(ARGV[5])
 for i = 6, 5 + ndel do
   local s = ARGV[i]
-  if redis.call('ZREM', sysk, s) + redis.call('ZREM', msgk, s) > 0 then
+  local gone = redis.call('ZREMRANGEBYSCORE', sysk, s, s)
+  if gone + redis.call('ZREMRANGEBYSCORE', msgk, s, s) > 0 then
     redis.call('DEL', docp .. s)
   end
 end
@@ -136,38 +141,39 @@ return 1
 )
 
 READ = r"""
--- KEYS = [sys, msg]; ARGV = [doc_prefix, sys_tail, msg_tail, total_tail]
--- A tail of -1 means all; the result is the documents, oldest first, one a line.
-local docp = ARGV[1]
+-- KEYS = [sys, msg]; ARGV = [sys_tail, msg_tail, total_tail]
+-- A tail of -1 means all; the result is the log entries, oldest first, one a line (the
+-- wire JSON escapes every newline): one bulk string, so clients parse one reply, not one
+-- per message.
 local function tail(z, n)
   if n < 0 then return redis.call('ZRANGE', z, 0, -1) end
   if n == 0 then return {} end
   return redis.call('ZRANGE', z, -n, -1)
 end
-local a, b = tail(KEYS[1], tonumber(ARGV[2])), tail(KEYS[2], tonumber(ARGV[3]))
-local seqs, i, j = {}, 1, 1
-while i <= #a or j <= #b do
-  if j > #b or (i <= #a and tonumber(a[i]) < tonumber(b[j])) then
-    seqs[#seqs + 1] = a[i]; i = i + 1
+local a, b = tail(KEYS[1], tonumber(ARGV[1])), tail(KEYS[2], tonumber(ARGV[2]))
+local seqs = b
+if #a > 0 then
+  if #b == 0 then
+    seqs = a
   else
-    seqs[#seqs + 1] = b[j]; j = j + 1
+    local pa, pb = {}, {}
+    for k, e in ipairs(a) do pa[k] = tonumber(string.match(e, '^%d+')) end
+    for k, e in ipairs(b) do pb[k] = tonumber(string.match(e, '^%d+')) end
+    seqs = {}
+    local i, j = 1, 1
+    while i <= #a or j <= #b do
+      if j > #b or (i <= #a and pa[i] < pb[j]) then
+        seqs[#seqs + 1] = a[i]; i = i + 1
+      else
+        seqs[#seqs + 1] = b[j]; j = j + 1
+      end
+    end
   end
 end
-local total = tonumber(ARGV[4])
+local total = tonumber(ARGV[3])
 local from = 1
 if total >= 0 and #seqs > total then from = #seqs - total + 1 end
-local out = {}
-for k = from, #seqs, 1000 do
-  local keys = {}
-  for m = k, math.min(k + 999, #seqs) do keys[#keys + 1] = docp .. seqs[m] end
-  keys[#keys + 1] = '.'
-  for _, d in ipairs(redis.call('JSON.MGET', unpack(keys))) do
-    if d then out[#out + 1] = d end
-  end
-end
--- One bulk string, one document a line (RedisJSON escapes every newline inside strings):
--- clients parse one reply instead of one per message.
-return table.concat(out, '\n')
+return table.concat(seqs, '\n', from)
 """
 
 IDS_PAGE = r"""
@@ -202,4 +208,22 @@ SEARCH = r"""
 -- RESP3 clients alike.
 if ARGV[1] ~= 'SEARCH' and ARGV[1] ~= 'INFO' then return redis.error_reply('bad command') end
 return redis.call('FT.' .. ARGV[1], unpack(ARGV, 2))
+"""
+
+SEARCH_MESSAGES = r"""
+-- ARGV = [doc_prefix, conversation_prefix, FT.SEARCH arguments (NOCONTENT)...]
+-- Returns {tag, entry, tag, entry, ...} in the search's order: each hit's conversation tag
+-- ({H}) and its log entry; a hit whose message is gone (trimmed, expired) is skipped.
+local docp, convp = ARGV[1], ARGV[2]
+local reply = redis.call('FT.SEARCH', unpack(ARGV, 3))
+local out = {}
+for k = 2, #reply do
+  local tag, p = string.match(string.sub(reply[k], #docp + 1), '^({%x+}):(%d+)$')
+  if tag then
+    local found = redis.call('ZRANGE', convp .. tag .. ':msg', p, p, 'BYSCORE')
+    if #found == 0 then found = redis.call('ZRANGE', convp .. tag .. ':sys', p, p, 'BYSCORE') end
+    if #found > 0 then out[#out + 1] = tag; out[#out + 1] = found[1] end
+  end
+end
+return out
 """
