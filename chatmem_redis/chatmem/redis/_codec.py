@@ -104,6 +104,23 @@ def parse_entry(raw: str | bytes) -> Message:
         raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
 
 
+def _position(entry: str | bytes) -> int:
+    return int(entry[: entry.index(b" " if isinstance(entry, bytes) else " ")])  # type: ignore[arg-type]
+
+
+def merge_entries(
+    system: list[bytes] | list[str], others: list[bytes] | list[str], total: int
+) -> list[bytes] | list[str]:
+    """Two position-ordered runs of entries as one, the last ``total`` kept (-1: all)."""
+    if not system:
+        merged = others
+    elif not others:
+        merged = system
+    else:
+        merged = sorted([*system, *others], key=_position)
+    return merged[-total:] if 0 <= total < len(merged) else merged
+
+
 class EntryCache:
     """Decoded log entries by their exact bytes (core's ``DecodeCache``): a window read
     decodes only what is new. An entry's bytes hold its position and timestamp, so a
@@ -116,6 +133,10 @@ class EntryCache:
 
     def parse(self, raw: bytes) -> Message:
         return self._cache.get(raw, partial(parse_entry, raw))
+
+    def parse_entries(self, entries: list[bytes] | list[str]) -> list[Message]:
+        get = self._cache.get
+        return [get(e, partial(parse_entry, e)) for e in entries]
 
     def parse_lines(self, reply: bytes | str) -> list[Message]:
         """The messages of a read's reply (entries one a line; empty: none)."""
