@@ -313,7 +313,7 @@ def test_every_operation_is_one_script_call_or_one_read(server: ServerInfo, harn
             await repo.save_all("rt2", [UserMessage("x")])
             await repo.delete_by_conversation_id("rt2")  # every script is loaded now
             await repo.find_last("rt", 2)
-            script, read = ["EVALSHA"], ["MULTI", "ZRANGE", "ZRANGE", "EXEC"]
+            script, read = ["EVALSHA"], ["ZRANGE"]
             for call, expected in (
                 (lambda: memory.add("rt", UserMessage("one more")), script),
                 (lambda: memory.get("rt"), read),
@@ -339,8 +339,8 @@ def test_ttl_gives_every_key_the_same_sliding_expiry(server: ServerInfo, harness
             keys = repo._layout.conversation("ttl")
             client = sync_client(server)
             docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
-            found = [k for k in [keys.seq, keys.sys, keys.msg, *docs] if client.exists(k)]
-            assert len(found) == 3 + 6  # the old system message was replaced
+            found = [k for k in [keys.seq, keys.log, *docs] if client.exists(k)]
+            assert len(found) == 2 + 6  # the old system message was replaced
             expiries = {client.pexpiretime(k) for k in found}
             assert len(expiries) == 1 and expiries.pop() > 0
             raw = client.execute_command("JSON.GET", keys.doc_prefix + "1")

@@ -19,6 +19,7 @@ import redis
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
+    InMemoryChatMemoryRepository,
     InvalidArgumentError,
     InvalidIdentifierError,
     Media,
@@ -104,7 +105,7 @@ def test_every_kind_is_one_log_entry_and_an_index_document(
     assert doc["conversation_id"] == "doc" and doc["position"] == 1
     assert doc["message_type"] == "USER" and doc["content"] == "look"
     assert "message" not in doc  # the payload is stored once, in the log entry
-    [(entry, score)] = client.zrange(keys.msg, 1, 1, byscore=True, withscores=True)
+    [(entry, score)] = client.zrange(keys.log, 1, 1, byscore=True, withscores=True)
     position, micros, wire = entry.split(b" ", 2)
     assert int(position) == score == 1 and int(micros) > 0
     payload = json.loads(wire)
@@ -158,9 +159,29 @@ def test_any_client_flavour_works(
         client.close()
 
 
+# -- reads of the log's tail --------------------------------------------------------------
+@pytest.mark.parametrize("systems", [0, 1, 2, 5])
+def test_tail_reads_hold_every_system_message_however_many(
+    repository: Any, server: ServerInfo, systems: int
+) -> None:
+    # system messages sort last in the log; a read expects one and reads again for more
+    log: list[Any] = []
+    for i in range(30):
+        system = i % 6 == 1 and i // 6 < systems
+        log.append(SystemMessage(f"s{i}") if system else UserMessage(f"u{i}"))
+    reference = InMemoryChatMemoryRepository()
+    for repo in (repository, reference):
+        repo.save_all("tail", log)
+    for n in (1, 3, 10, 29, 30, 31):
+        assert repository.find_last("tail", n) == reference.find_last("tail", n), n
+        assert repository.window_get("tail", n) == reference.window_get("tail", n), n
+    assert repository.find_by_conversation_id("tail") == log
+    assert [m.position for m in repository.find_by_conversation_id("tail")] == list(range(30))
+
+
 # -- round trips ---------------------------------------------------------------------------
-# A read is one MULTI/EXEC of two ZRANGEs, sent as one packet: one round trip.
-READ_COMMANDS = ["MULTI", "ZRANGE", "ZRANGE", "EXEC"]
+# A read is one ZRANGE of the log's tail.
+READ_COMMANDS = ["ZRANGE"]
 
 
 def test_window_add_and_get_are_one_round_trip_each(repository: Any, server: ServerInfo) -> None:
@@ -232,7 +253,7 @@ def conversation_keys(repo: Any, server: ServerInfo, cid: str) -> list[bytes]:
     keys = repo._layout.conversation(cid)
     client = client_of(server)
     docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
-    return [k for k in [keys.seq.encode(), keys.sys.encode(), keys.msg.encode(), *docs]
+    return [k for k in [keys.seq.encode(), keys.log.encode(), *docs]
             if client.exists(k)]  # fmt: skip
 
 
@@ -243,7 +264,7 @@ def test_ttl_gives_every_key_of_a_conversation_the_same_expiry(
     repo.save_all("ttl", every_kind())
     repo.append("ttl", UserMessage("later"))
     keys = conversation_keys(repo, server, "ttl")
-    assert len(keys) == 3 + 6
+    assert len(keys) == 2 + 6
     client = client_of(server)
     expiries = {client.pexpiretime(k) for k in keys}
     assert len(expiries) == 1 and expiries.pop() > 0

@@ -104,21 +104,19 @@ def parse_entry(raw: str | bytes) -> Message:
         raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
 
 
-def _position(entry: str | bytes) -> int:
-    return int(entry[: entry.index(b" " if isinstance(entry, bytes) else " ")])  # type: ignore[arg-type]
+def in_order(messages: list[Message], systems: int, others: int) -> list[Message]:
+    """A log tail (the other messages, then the ``systems`` system ones, each run oldest
+    first) as every system message plus the newest ``others`` others (-1: all), by
+    position."""
+    if others >= 0 and len(messages) - systems > others:
+        messages = messages[len(messages) - systems - others :]
+    if not systems:
+        return messages
+    return sorted(messages, key=_position)
 
 
-def merge_entries(
-    system: list[bytes] | list[str], others: list[bytes] | list[str], total: int
-) -> list[bytes] | list[str]:
-    """Two position-ordered runs of entries as one, the last ``total`` kept (-1: all)."""
-    if not system:
-        merged = others
-    elif not others:
-        merged = system
-    else:
-        merged = sorted([*system, *others], key=_position)
-    return merged[-total:] if 0 <= total < len(merged) else merged
+def _position(message: Message) -> int:
+    return message.position or 0
 
 
 class EntryCache:
@@ -137,11 +135,3 @@ class EntryCache:
     def parse_entries(self, entries: list[bytes] | list[str]) -> list[Message]:
         get = self._cache.get
         return [get(e, partial(parse_entry, e)) for e in entries]
-
-    def parse_lines(self, reply: bytes | str) -> list[Message]:
-        """The messages of a read's reply (entries one a line; empty: none)."""
-        if not reply:
-            return []
-        data = reply.encode("utf-8") if isinstance(reply, str) else reply
-        get = self._cache.get
-        return [get(line, partial(parse_entry, line)) for line in data.split(b"\n")]

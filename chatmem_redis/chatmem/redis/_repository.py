@@ -38,7 +38,7 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import EntryCache, document_body, log_entry, merge_entries  # noqa: E402
+from ._codec import EntryCache, document_body, in_order, log_entry  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -89,15 +89,13 @@ class _Script:
 _APPEND = _Script(_scripts.APPEND)
 _SAVE_ALL = _Script(_scripts.SAVE_ALL)
 _DELETE = _Script(_scripts.DELETE)
-_READ = _Script(_scripts.READ)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
 _SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
 
 
-def _span(tail: int) -> tuple[int, int]:
-    """ZRANGE ranks of the newest ``tail`` entries (-1: all)."""
-    return (0, -1) if tail < 0 else (-tail, -1)
+_SYSTEM_BUDGET = 1
+"""System messages a read expects at most (one prompt): one ``ZRANGE`` reads them all."""
 
 
 def _text(value: Any) -> str:
@@ -260,30 +258,38 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             after = page.next_after
         return ids[:cap]
 
-    def _read(self, cid: str, sys_tail: int, msg_tail: int, total: int) -> list[Message]:
-        """The newest ``sys_tail``/``msg_tail`` entries of each log (-1: all), merged, the
-        last ``total`` kept (-1: all): two ZRANGEs in one MULTI/EXEC, one round trip and one
-        snapshot. Plain commands, not a script: moving entries through Lua costs the server
-        about 2 us per KB each way, ten times what the ZRANGEs cost."""
-        keys = self._layout.conversation(cid)
-        with translate_errors("reading a conversation"):
-            pipe = self._client.pipeline(transaction=True)
-            pipe.zrange(keys.sys, *_span(sys_tail))
-            pipe.zrange(keys.msg, *_span(msg_tail))
-            system, others = pipe.execute()
-        return self._decoded.parse_entries(merge_entries(system, others, total))
+    def _tail(self, client: Any, key: str, others: int) -> list[Message]:
+        """Every system message and the newest ``others`` other ones (-1: all), oldest
+        first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
+        so a tail of ``others + budget`` holds them all when there are at most ``budget``;
+        when there are more, the read is made again with a larger budget (rare: a window
+        keeps the system messages of one add)."""
+        budget = _SYSTEM_BUDGET
+        while True:
+            want = -1 if others < 0 else others + budget
+            entries = client.zrange(key, 0 if want < 0 else -want, -1)
+            messages = self._decoded.parse_entries(entries)
+            systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
+            if want < 0 or len(entries) < want or systems <= budget:
+                return in_order(messages, systems, others)
+            budget = 2 * systems
 
     def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
-        if cap is None:
-            return self._read(cid, -1, -1, -1)
-        return self._read(cid, cap, cap, cap)  # the newest cap of each, then of both
+        if cap is not None:
+            return self._find_last(cid, cap)
+        with translate_errors("reading a conversation"):
+            return self._tail(self._client, self._layout.conversation(cid).log, -1)
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        return self._read(cid, n, n, n)
+        key = self._layout.conversation(cid).log
+        with translate_errors("reading a conversation"):
+            return (self._tail(self._client, key, n))[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return self._read(cid, -1, non_system_limit, -1)
+        key = self._layout.conversation(cid).log
+        with translate_errors("reading a conversation"):
+            return self._tail(self._client, key, non_system_limit)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
         """The ``(kind, document body, log entry)`` triples the write scripts take."""
@@ -330,10 +336,9 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             with translate_errors("editing a conversation window"):
                 pipe = client.pipeline()
                 try:
-                    pipe.watch(keys.seq, keys.sys, keys.msg)
-                    # one script: the pipeline runs commands at once while watching
-                    reply = _READ(pipe, [keys.sys, keys.msg], [-1, non_system_limit, -1])
-                    edit = plan(self._decoded.parse_lines(reply))
+                    pipe.watch(keys.seq, keys.log)
+                    # watching, the pipeline runs commands at once
+                    edit = plan(self._tail(pipe, keys.log, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
                     args = [

@@ -6,14 +6,15 @@ cluster hash tag, keeping a conversation's keys in one slot)::
 
     <prefix>ids             ZSET  every conversation id (score 0), paged with ZRANGE BYLEX
     <prefix>c:{H}:seq       STR   next position (INCRBY: the server assigns positions)
-    <prefix>c:{H}:sys       ZSET  the system messages' log entries      (score = position)
-    <prefix>c:{H}:msg       ZSET  the other messages' log entries       (score = position)
+    <prefix>c:{H}:log       ZSET  the log: one entry per message, score = position
+                                  (+ 2**50 for system messages: they sort last)
     <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
 
 A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: the message
-stored once, compact and exact (every field of every kind round-trips byte for byte). History
-reads are one ``ZRANGE`` per set inside one script and never touch RedisJSON or the index; a
-turn's window read returns the entries and nothing else.
+stored once, compact and exact (every field of every kind round-trips byte for byte). A
+history read is one plain ``ZRANGE`` of the log's tail (the system messages sort last, so the
+tail holds them too) and never touches RedisJSON or the index; a turn's window read returns
+the entries and nothing else.
 
 An index document holds only what the advanced queries need::
 
@@ -61,13 +62,12 @@ class ConversationKeys:
 
     ids: str
     seq: str
-    sys: str
-    msg: str
+    log: str
     doc_prefix: str
 
     @property
     def script_keys(self) -> list[str]:
-        return [self.ids, self.seq, self.sys, self.msg]
+        return [self.ids, self.seq, self.log]
 
 
 class Layout:
@@ -85,8 +85,7 @@ class Layout:
         return ConversationKeys(
             ids=self.ids,
             seq=conv + ":seq",
-            sys=conv + ":sys",
-            msg=conv + ":msg",
+            log=conv + ":log",
             doc_prefix=self.doc_prefix + base + ":",
         )
 
