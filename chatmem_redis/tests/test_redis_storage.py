@@ -179,6 +179,29 @@ def test_tail_reads_hold_every_system_message_however_many(
     assert [m.position for m in repository.find_by_conversation_id("tail")] == list(range(30))
 
 
+def test_an_append_caches_exactly_what_a_read_would_decode(
+    repository: Any, server: ServerInfo
+) -> None:
+    from datetime import datetime, timezone
+
+    from chatmem.redis._codec import parse_entry
+
+    local = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=timezone(timedelta(hours=2)))
+    repository.append("seeded", every_kind())
+    repository.append("seeded", UserMessage("zoned", created_at=local))
+    entries = client_of(server).zrange(repository._layout.conversation("seeded").log, 0, -1)
+    cached = repository.find_by_conversation_id("seeded")
+    fresh = sorted((parse_entry(e) for e in entries), key=lambda m: m.position or 0)
+    assert cached == fresh
+    for a, b in zip(cached, fresh, strict=True):
+        assert (a.position, a.created_at, repr(a.created_at)) == (
+            b.position,
+            b.created_at,
+            repr(b.created_at),
+        )
+        assert a.metadata == b.metadata and type(a) is type(b)
+
+
 # -- round trips ---------------------------------------------------------------------------
 # A read is one ZRANGE of the log's tail.
 READ_COMMANDS = ["ZRANGE"]

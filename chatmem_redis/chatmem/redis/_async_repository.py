@@ -20,7 +20,7 @@ from typing import Any  # noqa: E402
 # the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
 # unasync: redis.asyncio -> redis
 import redis.asyncio  # noqa: E402
-from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     AsyncBaseChatMemoryRepository,
     AsyncOwnedClientMixin,
@@ -317,7 +317,7 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         out: list[str] = []
         for m in messages:
             out += (
-                "S" if isinstance(m, SystemMessage) else "M",
+                "S" if m.message_type is MessageType.SYSTEM else "M",
                 document_body(cid, tag, m, fields),
                 log_entry(m),
             )
@@ -339,9 +339,11 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
 
     async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
-        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        triples = self._pairs(cid, messages)
+        args = [*self._head(keys, cid), trim_to or 0, *triples]
         with translate_errors("appending to a conversation"):
-            await _APPEND(self._client, keys.script_keys, args)
+            first = await _APPEND(self._client, keys.script_keys, args)
+        self._decoded.remember(int(first), triples[2::3], messages)
 
     async def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from datetime import timezone
 from functools import partial
 from typing import Any
 
@@ -17,15 +18,17 @@ from chatmem.core import (
     SchemaError,
     ToolResponseMessage,
     decode_json,
-    encode_json,
     from_micros,
+    message_to_dict,
     to_micros,
 )
 from chatmem.core.backend import DecodeCache
 
 from ._config import MetadataField, MetadataFieldType
 
-_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+# One encoder for every call: json.dumps with options builds a new JSONEncoder each time.
+# The options are encode_json's, so the wire JSON is byte for byte core's.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def tag_value(value: object) -> str | None:
@@ -85,13 +88,13 @@ def document_body(cid: str, tag: str, message: Message, fields: Sequence[Metadat
                 projected[f.name] = value
     if projected:
         doc["metadata"] = projected
-    return json.dumps(doc, **_COMPACT)[1:]  # type: ignore[arg-type]
+    return _encode(doc)[1:]
 
 
 def log_entry(message: Message) -> str:
     """The log entry without its position (the store prepends it): ``<micros> <wire>``."""
     assert message.created_at is not None  # stamped by the base class
-    return f"{to_micros(message.created_at)} {encode_json(message)}"
+    return f"{to_micros(message.created_at)} {_encode(message_to_dict(message))}"
 
 
 def parse_entry(raw: str | bytes) -> Message:
@@ -102,6 +105,10 @@ def parse_entry(raw: str | bytes) -> Message:
         return decode_json(wire, created_at=from_micros(int(micros)), position=int(position))
     except ValueError as exc:
         raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
+
+
+def _same(message: Message) -> Message:
+    return message
 
 
 def in_order(messages: list[Message], systems: int, others: int) -> list[Message]:
@@ -131,6 +138,17 @@ class EntryCache:
 
     def parse(self, raw: bytes) -> Message:
         return self._cache.get(raw, partial(parse_entry, raw))
+
+    def remember(self, first: int, entries: Sequence[str], messages: Sequence[Message]) -> None:
+        """Cache messages this repository just appended at positions ``first``, ... under
+        the exact bytes the store now holds for them, so the next read need not decode
+        what it wrote. Only UTC timestamps: a read returns UTC, so another zone would be
+        an equal message that prints differently."""
+        get = self._cache.get
+        for i, (entry, m) in enumerate(zip(entries, messages, strict=True)):
+            if m.created_at is not None and m.created_at.tzinfo is timezone.utc:
+                stored = m.with_store_fields(created_at=m.created_at, position=first + i)
+                get(f"{first + i} {entry}".encode(), partial(_same, stored))
 
     def parse_entries(self, entries: list[bytes] | list[str]) -> list[Message]:
         get = self._cache.get

@@ -21,7 +21,7 @@ from typing import Any  # noqa: E402
 
 # the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
 import redis  # noqa: E402
-from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
@@ -298,7 +298,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         out: list[str] = []
         for m in messages:
             out += (
-                "S" if isinstance(m, SystemMessage) else "M",
+                "S" if m.message_type is MessageType.SYSTEM else "M",
                 document_body(cid, tag, m, fields),
                 log_entry(m),
             )
@@ -320,9 +320,11 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
-        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        triples = self._pairs(cid, messages)
+        args = [*self._head(keys, cid), trim_to or 0, *triples]
         with translate_errors("appending to a conversation"):
-            _APPEND(self._client, keys.script_keys, args)
+            first = _APPEND(self._client, keys.script_keys, args)
+        self._decoded.remember(int(first), triples[2::3], messages)
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]

@@ -43,8 +43,9 @@ end
 
 local function push(first)
   local n = (#ARGV - first + 1) / 3
-  if n <= 0 then return end
+  if n <= 0 then return 0 end
   local seq = redis.call('INCRBY', seqk, n) - n
+  local start = seq
   for i = first, #ARGV, 3 do
     redis.call('JSON.SET', docp .. seq, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
     local score = seq
@@ -52,6 +53,7 @@ local function push(first)
     redis.call('ZADD', logk, string.format('%.0f', score), seq .. ' ' .. ARGV[i + 2])
     seq = seq + 1
   end
+  return start
 end
 
 local function finish()
@@ -84,8 +86,8 @@ end
 APPEND = (
     _PRELUDE
     + r"""
--- ARGV[4] = trim_to (0: none); triples from ARGV[5]
-push(5)
+-- ARGV[4] = trim_to (0: none); triples from ARGV[5]. Returns the first new position.
+local start = push(5)
 local trim = tonumber(ARGV[4])
 if trim > 0 then
   -- Trim in batches (once the log holds twice the bound) so a steady turn deletes nothing.
@@ -98,7 +100,7 @@ if trim > 0 then
   end
 end
 finish()
-return 1
+return start
 """
 )
 
