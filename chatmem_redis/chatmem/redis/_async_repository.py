@@ -2,9 +2,10 @@
 ``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
 the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
 
-Every operation is one Lua script call (one round trip, atomic): append with a
-server-assigned position and optional trim, replace, delete, bounded reads. The window edit
-that adds a system message reads under WATCH and writes in MULTI/EXEC, retried on conflict.
+Every write is one Lua script call (one round trip, atomic): append with a server-assigned
+position and optional trim, replace, delete. Every read is one plain ZRANGE of the
+conversation's log (see ``_schema``). The window edit that adds a system message reads under
+WATCH and writes in MULTI/EXEC, retried on conflict.
 """
 
 from __future__ import annotations
