@@ -2,9 +2,10 @@
 ``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
 the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
 
-Every operation is one Lua script call (one round trip, atomic): append with a
-server-assigned position and optional trim, replace, delete, bounded reads. The window edit
-that adds a system message reads under WATCH and writes in MULTI/EXEC, retried on conflict.
+Every write is one Lua script call (one round trip, atomic): append with a server-assigned
+position and optional trim, replace, delete. Every read is one plain ZRANGE of the
+conversation's log (see ``_schema``). The window edit that adds a system message reads under
+WATCH and writes in MULTI/EXEC, retried on conflict.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any  # noqa: E402
 # the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
 # unasync: redis.asyncio -> redis
 import redis.asyncio  # noqa: E402
-from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     AsyncBaseChatMemoryRepository,
     AsyncOwnedClientMixin,
@@ -37,7 +38,7 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import DocumentCache, document_body  # noqa: E402
+from ._codec import EntryCache, document_body, in_order, log_entry  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_ASYNC_MAX_CONNECTIONS,
     DEFAULT_INDEX_NAME,
@@ -91,9 +92,13 @@ class _Script:
 _APPEND = _Script(_scripts.APPEND)
 _SAVE_ALL = _Script(_scripts.SAVE_ALL)
 _DELETE = _Script(_scripts.DELETE)
-_READ = _Script(_scripts.READ)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
+_SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
+
+
+_SYSTEM_BUDGET = 1
+"""System messages a read expects at most (one prompt): one ``ZRANGE`` reads them all."""
 
 
 def _text(value: Any) -> str:
@@ -143,7 +148,7 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         self._client = client
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
-        self._decoded = DocumentCache()
+        self._decoded = EntryCache()
         self._schema_check = AsyncSchemaCheck(self._missing_index, "Redis")
         if self.config.initialize_schema == "always":
             if ASYNC:
@@ -273,37 +278,50 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             after = page.next_after
         return ids[:cap]
 
-    async def _read(
-        self, client: Any, cid: str, sys_tail: int, msg_tail: int, total: int
-    ) -> list[Message]:
-        keys = self._layout.conversation(cid)
-        with translate_errors("reading a conversation"):
-            docs = await _READ(
-                client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total]
-            )
-        if not docs:
-            return []
-        parse = self._decoded.parse
-        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
+    async def _tail(self, client: Any, key: str, others: int) -> list[Message]:
+        """Every system message and the newest ``others`` other ones (-1: all), oldest
+        first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
+        so a tail of ``others + budget`` holds them all when there are at most ``budget``;
+        when there are more, the read is made again with a larger budget (rare: a window
+        keeps the system messages of one add)."""
+        budget = _SYSTEM_BUDGET
+        while True:
+            want = -1 if others < 0 else others + budget
+            entries = await client.zrange(key, 0 if want < 0 else -want, -1)
+            messages = self._decoded.parse_entries(entries)
+            systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
+            if want < 0 or len(entries) < want or systems <= budget:
+                return in_order(messages, systems, others)
+            budget = 2 * systems
 
     async def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
-        return await self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+        if cap is not None:
+            return await self._find_last(cid, cap)
+        with translate_errors("reading a conversation"):
+            return await self._tail(self._client, self._layout.conversation(cid).log, -1)
 
     async def _find_last(self, cid: str, n: int) -> list[Message]:
-        return await self._read(self._client, cid, n, n, n)
+        key = self._layout.conversation(cid).log
+        with translate_errors("reading a conversation"):
+            return (await self._tail(self._client, key, n))[-n:]
 
     async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return await self._read(self._client, cid, -1, non_system_limit, -1)
+        key = self._layout.conversation(cid).log
+        with translate_errors("reading a conversation"):
+            return await self._tail(self._client, key, non_system_limit)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        """The ``(kind, document body, log entry)`` triples the write scripts take."""
         tag = conversation_tag(cid)
+        fields = self._fields
         out: list[str] = []
         for m in messages:
-            out += [
-                "S" if isinstance(m, SystemMessage) else "M",
-                document_body(cid, tag, m, self._fields),
-            ]
+            out += (
+                "S" if m.message_type is MessageType.SYSTEM else "M",
+                document_body(cid, tag, m, fields),
+                log_entry(m),
+            )
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
@@ -322,9 +340,11 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
 
     async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
-        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        triples = self._pairs(cid, messages)
+        args = [*self._head(keys, cid), trim_to or 0, *triples]
         with translate_errors("appending to a conversation"):
-            await _APPEND(self._client, keys.script_keys, args)
+            first = await _APPEND(self._client, keys.script_keys, args)
+        self._decoded.remember(int(first), triples[2::3], messages)
 
     async def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
@@ -338,8 +358,9 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             with translate_errors("editing a conversation window"):
                 pipe = client.pipeline()
                 try:
-                    await pipe.watch(keys.seq, keys.sys, keys.msg)
-                    edit = plan(await self._read(pipe, cid, -1, non_system_limit, -1))
+                    await pipe.watch(keys.seq, keys.log)
+                    # watching, the pipeline runs commands at once
+                    edit = plan(await self._tail(pipe, keys.log, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
                     args = [
@@ -373,9 +394,14 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         if self._init_pending:  # the queries are not base methods: run the deferred set-up
             await self._ensure_initialized()
         await self._schema_check()
-        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        layout = self._layout
+        args = [
+            layout.doc_prefix,
+            layout.conversation_prefix,
+            *search_args(self.config.index_name, search.query, n),
+        ]
         with translate_errors("searching messages"):
-            reply = await _SEARCH(self._client, [], args)
+            reply = await _SEARCH_MESSAGES(self._client, [], args)
         return parse_reply(reply, search.check)
 
     async def find_by_type(

@@ -4,9 +4,10 @@
 ``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
 the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
 
-Every operation is one Lua script call (one round trip, atomic): append with a
-server-assigned position and optional trim, replace, delete, bounded reads. The window edit
-that adds a system message reads under WATCH and writes in MULTI/EXEC, retried on conflict.
+Every write is one Lua script call (one round trip, atomic): append with a server-assigned
+position and optional trim, replace, delete. Every read is one plain ZRANGE of the
+conversation's log (see ``_schema``). The window edit that adds a system message reads under
+WATCH and writes in MULTI/EXEC, retried on conflict.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any  # noqa: E402
 
 # the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
 import redis  # noqa: E402
-from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
@@ -38,7 +39,7 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import DocumentCache, document_body  # noqa: E402
+from ._codec import EntryCache, document_body, in_order, log_entry  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -89,9 +90,13 @@ class _Script:
 _APPEND = _Script(_scripts.APPEND)
 _SAVE_ALL = _Script(_scripts.SAVE_ALL)
 _DELETE = _Script(_scripts.DELETE)
-_READ = _Script(_scripts.READ)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
+_SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
+
+
+_SYSTEM_BUDGET = 1
+"""System messages a read expects at most (one prompt): one ``ZRANGE`` reads them all."""
 
 
 def _text(value: Any) -> str:
@@ -141,7 +146,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self._client = client
         self._layout = Layout(key_prefix)
         self._fields = self.config.metadata_fields
-        self._decoded = DocumentCache()
+        self._decoded = EntryCache()
         self._schema_check = SchemaCheck(self._missing_index, "Redis")
         if self.config.initialize_schema == "always":
             self.create_schema()
@@ -254,35 +259,50 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             after = page.next_after
         return ids[:cap]
 
-    def _read(
-        self, client: Any, cid: str, sys_tail: int, msg_tail: int, total: int
-    ) -> list[Message]:
-        keys = self._layout.conversation(cid)
-        with translate_errors("reading a conversation"):
-            docs = _READ(client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total])
-        if not docs:
-            return []
-        parse = self._decoded.parse
-        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
+    def _tail(self, client: Any, key: str, others: int) -> list[Message]:
+        """Every system message and the newest ``others`` other ones (-1: all), oldest
+        first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
+        so a tail of ``others + budget`` holds them all when there are at most ``budget``;
+        when there are more, the read is made again with a larger budget (rare: a window
+        keeps the system messages of one add)."""
+        budget = _SYSTEM_BUDGET
+        while True:
+            want = -1 if others < 0 else others + budget
+            entries = client.zrange(key, 0 if want < 0 else -want, -1)
+            messages = self._decoded.parse_entries(entries)
+            systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
+            if want < 0 or len(entries) < want or systems <= budget:
+                return in_order(messages, systems, others)
+            budget = 2 * systems
 
     def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
-        return self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+        if cap is not None:
+            return self._find_last(cid, cap)
+        with translate_errors("reading a conversation"):
+            return self._tail(self._client, self._layout.conversation(cid).log, -1)
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        return self._read(self._client, cid, n, n, n)
+        key = self._layout.conversation(cid).log
+        with translate_errors("reading a conversation"):
+            return (self._tail(self._client, key, n))[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return self._read(self._client, cid, -1, non_system_limit, -1)
+        key = self._layout.conversation(cid).log
+        with translate_errors("reading a conversation"):
+            return self._tail(self._client, key, non_system_limit)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        """The ``(kind, document body, log entry)`` triples the write scripts take."""
         tag = conversation_tag(cid)
+        fields = self._fields
         out: list[str] = []
         for m in messages:
-            out += [
-                "S" if isinstance(m, SystemMessage) else "M",
-                document_body(cid, tag, m, self._fields),
-            ]
+            out += (
+                "S" if m.message_type is MessageType.SYSTEM else "M",
+                document_body(cid, tag, m, fields),
+                log_entry(m),
+            )
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
@@ -301,9 +321,11 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
-        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        triples = self._pairs(cid, messages)
+        args = [*self._head(keys, cid), trim_to or 0, *triples]
         with translate_errors("appending to a conversation"):
-            _APPEND(self._client, keys.script_keys, args)
+            first = _APPEND(self._client, keys.script_keys, args)
+        self._decoded.remember(int(first), triples[2::3], messages)
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
@@ -317,8 +339,9 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             with translate_errors("editing a conversation window"):
                 pipe = client.pipeline()
                 try:
-                    pipe.watch(keys.seq, keys.sys, keys.msg)
-                    edit = plan(self._read(pipe, cid, -1, non_system_limit, -1))
+                    pipe.watch(keys.seq, keys.log)
+                    # watching, the pipeline runs commands at once
+                    edit = plan(self._tail(pipe, keys.log, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
                     args = [
@@ -352,9 +375,14 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if self._init_pending:  # the queries are not base methods: run the deferred set-up
             self._ensure_initialized()
         self._schema_check()
-        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        layout = self._layout
+        args = [
+            layout.doc_prefix,
+            layout.conversation_prefix,
+            *search_args(self.config.index_name, search.query, n),
+        ]
         with translate_errors("searching messages"):
-            reply = _SEARCH(self._client, [], args)
+            reply = _SEARCH_MESSAGES(self._client, [], args)
         return parse_reply(reply, search.check)
 
     def find_by_type(

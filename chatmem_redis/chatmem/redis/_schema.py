@@ -6,21 +6,26 @@ cluster hash tag, keeping a conversation's keys in one slot)::
 
     <prefix>ids             ZSET  every conversation id (score 0), paged with ZRANGE BYLEX
     <prefix>c:{H}:seq       STR   next position (INCRBY: the server assigns positions)
-    <prefix>c:{H}:sys       ZSET  positions of system messages   (member = score = position)
-    <prefix>c:{H}:msg       ZSET  positions of the other messages
-    <prefix>m:{H}:<pos>     JSON  one message document, indexed by RediSearch
+    <prefix>c:{H}:log       ZSET  the log: one entry per message, score = position
+                                  (+ 2**50 for system messages: they sort last)
+    <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
 
-A message document::
+A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: the message
+stored once, compact and exact (every field of every kind round-trips byte for byte). A
+history read is one plain ``ZRANGE`` of the log's tail (the system messages sort last, so the
+tail holds them too) and never touches RedisJSON or the index; a turn's window read returns
+the entries and nothing else.
+
+An index document holds only what the advanced queries need::
 
     {"position": 7, "conversation_id": "<id>", "conversation_key": "<H>",
      "message_type": "USER", "content": "<text>", "created_at": <UTC microseconds>,
-     "message": "<core wire JSON, as a string>", "metadata": {<typed projection>}}
+     "metadata": {<typed projection>}}
 
-``message`` holds the exact core wire format as a string, so every field of every kind
-round-trips byte for byte (RedisJSON turns integers beyond 64 bits into floats).
-``metadata`` holds only the configured fields whose value fits the field type, so a value of
-the wrong type is left out of the index instead of failing the whole document's indexing.
-History reads never use the index; they read the conversation's own keys.
+Searches return document keys only (``NOCONTENT``); the search script maps each key to its
+log entry. ``metadata`` holds only the configured fields whose value fits the field type, so
+a value of the wrong type is left out of the index instead of failing the whole document's
+indexing.
 """
 
 from __future__ import annotations
@@ -57,13 +62,12 @@ class ConversationKeys:
 
     ids: str
     seq: str
-    sys: str
-    msg: str
+    log: str
     doc_prefix: str
 
     @property
     def script_keys(self) -> list[str]:
-        return [self.ids, self.seq, self.sys, self.msg]
+        return [self.ids, self.seq, self.log]
 
 
 class Layout:
@@ -81,8 +85,7 @@ class Layout:
         return ConversationKeys(
             ids=self.ids,
             seq=conv + ":seq",
-            sys=conv + ":sys",
-            msg=conv + ":msg",
+            log=conv + ":log",
             doc_prefix=self.doc_prefix + base + ":",
         )
 
