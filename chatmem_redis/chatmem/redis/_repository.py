@@ -93,6 +93,7 @@ _DELETE = _Script(_scripts.DELETE)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
 _SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
+_MIGRATE = _Script(_scripts.MIGRATE)
 
 
 _SYSTEM_BUDGET = 1
@@ -259,16 +260,22 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             after = page.next_after
         return ids[:cap]
 
-    def _tail(self, client: Any, key: str, others: int) -> list[Message]:
+    def _tail(self, client: Any, keys: ConversationKeys, others: int) -> list[Message]:
         """Every system message and the newest ``others`` other ones (-1: all), oldest
         first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
         so a tail of ``others + budget`` holds them all when there are at most ``budget``;
         when there are more, the read is made again with a larger budget (rare: a window
-        keeps the system messages of one add)."""
+        keeps the system messages of one add). No log at all may be a conversation still in
+        the two-set layout: ``MIGRATE`` moves it (atomically) and the read is made again."""
         budget = _SYSTEM_BUDGET
+        migrated = False
         while True:
             want = -1 if others < 0 else others + budget
-            entries = client.zrange(key, 0 if want < 0 else -want, -1)
+            entries = client.zrange(keys.log, 0 if want < 0 else -want, -1)
+            if not entries and not migrated:
+                migrated = True
+                if int(_MIGRATE(client, keys.migrate_keys, [keys.doc_prefix])):
+                    continue
             messages = self._decoded.parse_entries(entries)
             systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
             if want < 0 or len(entries) < want or systems <= budget:
@@ -280,17 +287,17 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if cap is not None:
             return self._find_last(cid, cap)
         with translate_errors("reading a conversation"):
-            return self._tail(self._client, self._layout.conversation(cid).log, -1)
+            return self._tail(self._client, self._layout.conversation(cid), -1)
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        key = self._layout.conversation(cid).log
+        keys = self._layout.conversation(cid)
         with translate_errors("reading a conversation"):
-            return (self._tail(self._client, key, n))[-n:]
+            return (self._tail(self._client, keys, n))[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        key = self._layout.conversation(cid).log
+        keys = self._layout.conversation(cid)
         with translate_errors("reading a conversation"):
-            return self._tail(self._client, key, non_system_limit)
+            return self._tail(self._client, keys, non_system_limit)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
         """The ``(kind, document body, log entry)`` triples the write scripts take."""
@@ -340,8 +347,9 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 pipe = client.pipeline()
                 try:
                     pipe.watch(keys.seq, keys.log)
-                    # watching, the pipeline runs commands at once
-                    edit = plan(self._tail(pipe, keys.log, non_system_limit))
+                    # watching, the pipeline runs commands at once (a migration it runs
+                    # touches the watched log: EXEC then fails and the retry reads it)
+                    edit = plan(self._tail(pipe, keys, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
                     args = [

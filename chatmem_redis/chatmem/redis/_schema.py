@@ -10,6 +10,11 @@ cluster hash tag, keeping a conversation's keys in one slot)::
                                   (+ 2**50 for system messages: they sort last)
     <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
 
+Before the log (chatmem up to the two-set layout), ``<prefix>c:{H}:sys`` and
+``<prefix>c:{H}:msg`` held the positions and each document carried the message as a
+``message`` string; such a conversation is moved into the log, atomically, by the first
+script that touches it (see ``_scripts``), so those two keys are named here too.
+
 A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: the message
 stored once, compact and exact (every field of every kind round-trips byte for byte). A
 history read is one plain ``ZRANGE`` of the log's tail (the system messages sort last, so the
@@ -63,11 +68,18 @@ class ConversationKeys:
     ids: str
     seq: str
     log: str
+    old_sys: str
+    old_msg: str
     doc_prefix: str
 
     @property
     def script_keys(self) -> list[str]:
-        return [self.ids, self.seq, self.log]
+        return [self.ids, self.seq, self.log, self.old_sys, self.old_msg]
+
+    @property
+    def migrate_keys(self) -> list[str]:
+        """``KEYS`` of the ``MIGRATE`` script."""
+        return [self.seq, self.log, self.old_sys, self.old_msg]
 
 
 class Layout:
@@ -86,6 +98,8 @@ class Layout:
             ids=self.ids,
             seq=conv + ":seq",
             log=conv + ":log",
+            old_sys=conv + ":sys",
+            old_msg=conv + ":msg",
             doc_prefix=self.doc_prefix + base + ":",
         )
 

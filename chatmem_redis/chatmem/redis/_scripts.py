@@ -1,6 +1,6 @@
 """Lua scripts: each write is one atomic script (one round trip).
 
-Write scripts take ``KEYS = [ids, seq, log]`` (see ``_schema``) and
+Write scripts take ``KEYS = [ids, seq, log, sys, msg]`` (see ``_schema``) and
 ``ARGV = [doc_prefix, conversation_id, ttl_ms, ...]``; new messages travel as triples
 ``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
 without its opening brace, entry the log entry without its position (the script prepends
@@ -14,6 +14,14 @@ search index. Every write ends in ``finish()``: an emptied conversation is remov
 id set; a live one is listed and, with a TTL, every key it owns (counter, log, every
 document) gets the same expiry in the same script, so a conversation expires whole, never
 head first.
+
+Upgrade from the two-set layout (before the log: ``c:{H}:sys`` and ``c:{H}:msg`` held the
+positions and each document carried the message as a ``message`` string): every write
+script first runs ``migrate()``, which, when either old set exists, moves that
+conversation into the log inside the same script (so no reader or writer ever sees it half
+moved) and drops the ``message`` copy from its documents. Reads that find no log run
+``MIGRATE`` (the same function alone) and read again; the search script reads an
+un-migrated hit from its document.
 """
 
 from __future__ import annotations
@@ -22,13 +30,55 @@ SYSTEM_OFFSET = 2**50
 """Added to a system message's position for its score (positions stay below it; scores
 stay exact doubles below 2**53)."""
 
-_PRELUDE = (
+_MIGRATE_FUNCTION = (
     r"""
-local ids, seqk, logk = KEYS[1], KEYS[2], KEYS[3]
-local docp, cid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local OFFSET = """
     + str(SYSTEM_OFFSET)
     + r"""
+
+-- A two-set layout document's log entry (nil if it is not one): position, created_at and
+-- the wire JSON, which that layout kept as the document's "message" string.
+local function old_entry(doc, p)
+  local wire = redis.call('JSON.GET', doc, '$.message')
+  if not wire then return nil end
+  wire = cjson.decode(wire)[1]
+  local micros = string.match(redis.call('JSON.GET', doc, '$.created_at'), '^%[(%-?%d+)%]$')
+  if type(wire) ~= 'string' or not micros then return nil end
+  return p .. ' ' .. micros .. ' ' .. wire
+end
+
+-- The two-set layout's conversation (old position sets sysk/msgk, the message as the
+-- document's "message" string) moved into the log: same positions, same timestamps, the
+-- wire JSON byte for byte; the seq counter is kept, and so is a TTL. Returns 1 if moved.
+local function migrate(seqk, logk, sysk, msgk, docp)
+  if redis.call('EXISTS', sysk, msgk) == 0 then return 0 end
+  local ttl = redis.call('PTTL', seqk)
+  for _, z in ipairs({sysk, msgk}) do
+    local offset = 0
+    if z == sysk then offset = OFFSET end
+    for _, p in ipairs(redis.call('ZRANGE', z, 0, -1)) do
+      local entry = old_entry(docp .. p, p)
+      if entry then
+        redis.call('ZADD', logk, string.format('%.0f', tonumber(p) + offset), entry)
+        redis.call('JSON.DEL', docp .. p, '$.message')
+      end
+    end
+  end
+  redis.call('DEL', sysk, msgk)
+  if ttl > 0 and redis.call('EXISTS', logk) == 1 then redis.call('PEXPIRE', logk, ttl) end
+  return 1
+end
+"""
+)
+
+_PRELUDE = (
+    r"""
+local ids, seqk, logk, oldsys, oldmsg = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local docp, cid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+"""
+    + _MIGRATE_FUNCTION
+    + r"""
+migrate(seqk, logk, oldsys, oldmsg, docp)
 
 -- a log entry starts with its position
 local function pos(entry) return string.match(entry, '^%d+') end
@@ -150,6 +200,15 @@ return 1
 """
 )
 
+MIGRATE = (
+    _MIGRATE_FUNCTION
+    + r"""
+-- KEYS = [seq, log, sys, msg]; ARGV = [doc_prefix]. 1 when the log exists afterwards.
+migrate(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1])
+return redis.call('EXISTS', KEYS[2])
+"""
+)
+
 IDS_PAGE = r"""
 -- KEYS = [ids]; ARGV = [after ('' : from the start), limit, conversation key prefix]
 -- Returns {more, id...}. Ids whose conversation expired (TTL) are pruned on the way.
@@ -185,7 +244,8 @@ return redis.call('FT.' .. ARGV[1], unpack(ARGV, 2))
 """
 
 SEARCH_MESSAGES = (
-    r"""
+    _MIGRATE_FUNCTION
+    + r"""
 -- ARGV = [doc_prefix, conversation_prefix, FT.SEARCH arguments (NOCONTENT)...]
 -- Returns {tag, entry, tag, entry, ...} in the search's order: each hit's conversation tag
 -- ({H}) and its log entry; a hit whose message is gone (trimmed, expired) is skipped.
@@ -198,13 +258,16 @@ for k = 2, #reply do
     local log = convp .. tag .. ':log'
     local found = redis.call('ZRANGE', log, p, p, 'BYSCORE')
     if #found == 0 then
-      local sys = string.format('%.0f', tonumber(p) + """
-    + str(SYSTEM_OFFSET)
-    + r"""
-)
+      local sys = string.format('%.0f', tonumber(p) + OFFSET)
       found = redis.call('ZRANGE', log, sys, sys, 'BYSCORE')
     end
-    if #found > 0 then out[#out + 1] = tag; out[#out + 1] = found[1] end
+    if #found > 0 then
+      out[#out + 1] = tag; out[#out + 1] = found[1]
+    else
+      -- not migrated yet (two-set layout): the message is the document's own copy
+      local entry = old_entry(docp .. tag .. ':' .. p, p)
+      if entry then out[#out + 1] = tag; out[#out + 1] = entry end
+    end
   end
 end
 return out
