@@ -45,6 +45,7 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mssql": ("mssql", ("chatmem_jdbc/tests",)),
     "oracle": ("oracle", ("chatmem_jdbc/tests",)),
     "redis": ("redis", ("chatmem_redis/tests",)),
+    "redis_cluster": ("redis", ("chatmem_redis/tests",)),
     "mongo": ("mongo", ("chatmem_mongo/tests",)),
     "cassandra": ("cassandra", ("chatmem_cassandra/tests",)),
     "neo4j": ("neo4j", ("chatmem_neo4j/tests",)),

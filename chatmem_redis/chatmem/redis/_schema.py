@@ -5,6 +5,7 @@ commas, braces or spaces, maps to one safe key and one exact TAG value; ``{H}`` 
 cluster hash tag, keeping a conversation's keys in one slot)::
 
     <prefix>ids             ZSET  every conversation id (score 0), paged with ZRANGE BYLEX
+                                  (on a cluster: <prefix>ids:{t}, one per slot, see Layout)
     <prefix>c:{H}:seq       STR   next position (INCRBY: the server assigns positions)
     <prefix>c:{H}:log       ZSET  the log: one entry per message, score = position
                                   (+ 2**50 for system messages: they sort last)
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._cluster import key_slot, slot_tags
 from ._config import MetadataFieldType, RedisConfig
 
 IDS = "ids"
@@ -83,19 +85,27 @@ class ConversationKeys:
 
 
 class Layout:
-    """Key names under one prefix."""
+    """Key names under one prefix. On a cluster (``cluster=True``) the id index is one set
+    per slot, ``<prefix>ids:{t}``, in the slot of the conversations it lists (see
+    ``_cluster``), so each write script touches one slot only."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, *, cluster: bool = False) -> None:
         self.prefix = prefix
+        self.cluster = cluster
         self.ids = prefix + IDS
         self.doc_prefix = prefix + DOC_PREFIX
         self.conversation_prefix = prefix + CONVERSATION_PREFIX
 
+    def slot_ids(self, slot: int) -> str:
+        """The cluster's id index of one slot."""
+        return f"{self.ids}:{{{slot_tags()[slot]}}}"
+
     def conversation(self, cid: str) -> ConversationKeys:
-        base = "{" + conversation_tag(cid) + "}"
+        tag = conversation_tag(cid)
+        base = "{" + tag + "}"
         conv = self.conversation_prefix + base
         return ConversationKeys(
-            ids=self.ids,
+            ids=self.slot_ids(key_slot(base)) if self.cluster else self.ids,
             seq=conv + ":seq",
             log=conv + ":log",
             old_sys=conv + ":sys",
