@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from chatmem.core import (
     AssistantMessage,
+    ChatTurn,
     Message,
     MessageWindowChatMemory,
     UserMessage,
@@ -181,6 +182,23 @@ class ChatmemContender:
 
     def close(self) -> None:
         pass
+
+
+class ChatTurnContender(ChatmemContender):
+    """The same turn through ``ChatTurn(repo, cid, last=20)``: one bounded read of the
+    window before the model call, then one ``append`` of the user and assistant messages on
+    commit, so two round trips where ``MessageWindowChatMemory`` makes three."""
+
+    def __init__(self, repository: Any, name: str = "chatmem ChatTurn") -> None:
+        self.name = name
+        self.repo = repository
+        self.mode = "ChatTurn(last=20)"
+        self.memory = None
+
+    def turn(self, cid: str, user: Message, reply: Message) -> Sequence[Any]:
+        with ChatTurn(self.repo, cid, last=WINDOW) as turn:
+            turn.append([user, reply])
+        return turn.history
 
 
 class Floor:

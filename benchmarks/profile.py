@@ -1,9 +1,11 @@
 """Where a chatmem turn spends its time on one backend: cProfile of N turns, as text.
 
-``python -m benchmarks.profile <backend> --h 1000 [--turns 500] [--out FILE]`` starts the
-backend's server as the bench does, seeds a conversation with H messages, runs the bench's
-turn N times under cProfile (after a warm-up) and writes the top functions by cumulative and
-by own time, plus µs per turn, to ``.work/bench/profile-<backend>.txt``.
+``python -m benchmarks.profile <backend> --h 1000 [--turns 500] [--chat-turn] [--out FILE]``
+starts the backend's server as the bench does, seeds a conversation with H messages, runs the
+bench's turn N times under cProfile (after a warm-up) and writes the top functions by
+cumulative and by own time, plus µs per turn, to ``.work/bench/profile-<backend>.txt``.
+``--chat-turn`` profiles the ``ChatTurn`` contender (one read, one append) instead of the
+window memory's add, add, get.
 """
 
 from __future__ import annotations
@@ -16,18 +18,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._workload import ChatmemContender, make_messages, turn_pairs
+from benchmarks._workload import (
+    ChatmemContender,
+    ChatTurnContender,
+    make_messages,
+    turn_pairs,
+)
 from conformance_tests.harness import unique_suffix
 from conformance_tests.plugin import load_harness, provision
 
 
-def profile(backend: str, h: int, turns: int, top: int) -> str:
+def profile(backend: str, h: int, turns: int, top: int, chat_turn: bool = False) -> str:
     """The report text for ``turns`` chatmem turns on ``backend`` at history length ``h``."""
     harness = load_harness(backend)
     server = provision(harness, Path(tempfile.mkdtemp(prefix=f"chatmem-profile-{backend}-")))
     try:
         repo = harness.make_repository(server)
-        chat = ChatmemContender(repo)
+        chat = ChatTurnContender(repo) if chat_turn else ChatmemContender(repo)
         cid = f"profile-{unique_suffix()}"
         chat.seed(cid, make_messages(h))
         pairs = turn_pairs()
@@ -64,8 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--chat-turn", action="store_true", help="profile the ChatTurn turn")
     args = parser.parse_args(argv)
-    text = profile(args.backend, args.h, args.turns, args.top)
+    text = profile(args.backend, args.h, args.turns, args.top, args.chat_turn)
     out = Path(args.out or f".work/bench/profile-{args.backend}.txt")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)

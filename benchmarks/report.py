@@ -70,7 +70,7 @@ def table(results: dict[str, Any]) -> str:
             reads = f"{last['msgs_read_per_turn']:,} / {last['bytes_read_per_turn'] / 1024:,.1f}"
             if last.get("wire_bytes_read_per_turn") is not None:  # what the driver received
                 reads += f" (replies {last['wire_bytes_read_per_turn'] / 1024:,.1f})"
-        name = f"**{contender}**" if contender == "chatmem" else contender
+        name = f"**{contender}**" if contender.startswith("chatmem") else contender
         lines.append(f"| {short_server(servers[backend])} | {name} | {tps} | {ratio} | {reads} |")
     return "\n".join(lines)
 
@@ -140,11 +140,12 @@ def plot(results: dict[str, Any], path: Path) -> None:
     rows = (n + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
     style = {"chatmem": ("C0", "-", 2.6), "floor": ("black", "--", 1.6)}
+    by_name = {"chatmem ChatTurn": ("C0", "-.", 2.0)}
     for ax, (backend, contenders) in zip(axes.flat, series.items(), strict=False):
         for i, (name, points) in enumerate(sorted(contenders.items())):
             points.sort()
             kind = points[0][2]
-            color, line, width = style.get(kind, (f"C{i + 1}", ":", 1.2))
+            color, line, width = by_name.get(name) or style.get(kind, (f"C{i + 1}", ":", 1.2))
             ax.plot(
                 [p[0] for p in points],
                 [p[1] for p in points],

@@ -40,6 +40,7 @@ from benchmarks._workload import (
     WINDOW,
     WIRE,
     ChatmemContender,
+    ChatTurnContender,
     accepts_keep_history,
     measure,
     turns_per_conversation,
@@ -124,7 +125,8 @@ def bench_backend(
         for h in args.h:
             repo = harness.make_repository(server)
             chat = ChatmemContender(repo)
-            contenders: list[Any] = [chat, floor]
+            chat_turn = ChatTurnContender(repo)
+            contenders: list[Any] = [chat, chat_turn, floor]
             seed = _make_messages(h)
             contenders += peers
             measured = measure(
@@ -157,8 +159,8 @@ def bench_backend(
                     "max_stored_during_turns": m.max_stored,
                     "rounds": [round(r, 1) for r in m.rates],
                 }
-                if m.contender is chat:
-                    row["mode"] = chat.mode
+                if m.contender.kind == "chatmem":
+                    row["mode"] = m.contender.mode
                 rows.append(row)
                 print(
                     f"{name:<9} H={h:<6} {m.contender.name[:46]:<46} {m.turns_per_s:9.1f} "

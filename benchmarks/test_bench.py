@@ -59,7 +59,7 @@ def test_rows_are_positive_and_chatmem_reads_its_window(results: dict[str, Any])
 
 def test_chatmem_really_stores_h(results: dict[str, Any]) -> None:
     # the bytes a window returns do not grow with H: the read is bounded
-    chat = {(r["backend"], r["H"]): r for r in results["rows"] if r["kind"] == "chatmem"}
+    chat = {(r["backend"], r["H"]): r for r in results["rows"] if r["contender"] == "chatmem"}
     for backend in ("sqlite", "memory"):
         sizes = {chat[(backend, h)]["bytes_read_per_turn"] for h in H}
         assert max(sizes) < 2 * min(sizes)

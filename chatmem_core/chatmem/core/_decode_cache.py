@@ -9,10 +9,12 @@ shared-mutable data: a replaced or concurrently written row has other bytes, hen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
+from functools import partial
 from typing import TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 DEFAULT_DECODE_CACHE_SIZE = 4096
 
@@ -44,6 +46,16 @@ class DecodeCache:
                 data.clear()  # another thread changed it mid-eviction: start afresh
         data[key] = value
         return value
+
+    def get_many(self, keys: Iterable[K], decode: Callable[[K], T]) -> list[T]:
+        """``[get(k, lambda: decode(k)) for k in keys]`` without a call per hit: a window
+        read is mostly hits, and their lookups were a fifth of its client time."""
+        hit = self._data.get
+        out: list[T] = []
+        for key in keys:
+            value = hit(key)
+            out.append(value if value is not None else self.get(key, partial(decode, key)))  # type: ignore[arg-type]
+        return out
 
     def clear(self) -> None:
         self._data.clear()

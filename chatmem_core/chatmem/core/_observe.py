@@ -59,12 +59,19 @@ class _Telemetry:
             "chatmem.retries", unit="{retry}", description="lost races retried"
         )
         self._live = False
+        self._checked = float("-inf")  # when the providers were last looked at
 
     def live(self) -> bool:
         """True once the application set a tracer or meter provider: until then every span
         and instrument is a no-op, so calls skip the wrapping work (an API pulled in by
-        another package costs a type check per call, not a span)."""
+        another package costs a clock read per call, not a span). The providers are looked
+        at once a second until one is set: a provider set after the first call is used from
+        a second later at most."""
         if not self._live:
+            now = time.monotonic()
+            if now - self._checked < 1.0:
+                return False
+            self._checked = now
             self._live = (
                 not isinstance(self.trace.get_tracer_provider(), self.trace.ProxyTracerProvider)
                 or type(self._metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider"

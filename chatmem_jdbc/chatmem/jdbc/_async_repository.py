@@ -234,6 +234,9 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         )
 
     async def _find_last(self, cid: str, n: int) -> list[Message]:
+        if self._fast is not None:
+            await self._schema_check()
+            return (await _to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
         params = {"cid": cid, "n": n}
         rows = await self._read(
             lambda conn: self._rows(conn, self._sql.find_last, params), "reading"
@@ -251,6 +254,10 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     async def _fast_read(self, fast: AsyncFastPath, cid: str, limit: int) -> list[Message]:
         async with self._serial:
             return await fast.read_window(cid, limit)
+
+    async def _fast_last(self, fast: AsyncFastPath, cid: str, n: int) -> list[Message]:
+        async with self._serial:
+            return await fast.read_last(cid, n)
 
     async def _window_rows(
         self, conn: AsyncConnection, cid: str, non_system_limit: int

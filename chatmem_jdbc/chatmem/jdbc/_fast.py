@@ -24,7 +24,6 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
 import sqlalchemy as sa
@@ -58,6 +57,10 @@ class FastPath(Protocol):
         """Every system message plus the last ``non_system_limit`` others, oldest first."""
         ...
 
+    def read_last(self, cid: str, n: int) -> list[Message]:
+        """The newest ``n`` messages, newest first (what ``find_last`` reverses)."""
+        ...
+
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when it lost a race (the caller retries)."""
         ...
@@ -74,8 +77,8 @@ def fast_path_for(
     if dialect.name == "postgresql" and driver == "psycopg":
         from ._postgresql import fast_path_statements
 
-        window, append = fast_path_statements(cast("PostgresDialect", dialect), tables, sql)
-        return PsycopgFastPath.create(cast("PostgresDialect", dialect), engine, window, append)
+        pg = cast("PostgresDialect", dialect)
+        return PsycopgFastPath.create(pg, engine, *fast_path_statements(pg, tables, sql))
     return None
 
 
@@ -171,6 +174,7 @@ class SqliteFastPath:
         self.engine = engine
         self.kept = kept_connection(engine)
         self.window = Compiled(sql.window, engine.dialect)
+        self.last = Compiled(sql.find_last, engine.dialect)
         self.reserve = Compiled(reserve, engine.dialect)
         self.insert = Compiled(sql.insert_messages, engine.dialect)
         self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
@@ -178,17 +182,22 @@ class SqliteFastPath:
         self.cache = DecodeCache()
 
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        args = self.window.args(cid=cid, n=non_system_limit)
+        return self._read(self.window, args, "reading the window")
+
+    def read_last(self, cid: str, n: int) -> list[Message]:
+        return self._read(self.last, self.last.args(cid=cid, n=n), "reading")
+
+    def _read(self, stmt: Compiled, args: tuple[Any, ...], what: str) -> list[Message]:
         with self.kept.connection() as conn:
             try:
-                args = self.window.args(cid=cid, n=non_system_limit)
-                cur = conn.execute(self.window.sql, args)
+                cur = conn.execute(stmt.sql, args)
                 rows = cur.fetchall()
             except sqlite3.Error as exc:
-                self._raise(exc, self.window, "reading the window")
+                self._raise(exc, stmt, what)
         # A row's columns (payload text, position, raw timestamp...) are its cache key: a
         # replaced or concurrently written row has other values, hence is decoded afresh.
-        get = self.cache.get
-        return [get(r, partial(from_values, r[1], r[3], r[4], r[5], r[6])) for r in rows]
+        return self.cache.get_many(rows, _decode_sqlite_row)
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
@@ -246,28 +255,40 @@ class PsycopgFastPath:
     trip each); driver errors go through the same translation as SQLAlchemy's."""
 
     def __init__(
-        self, dialect: PostgresDialect, engine: Engine, window: Compiled, append: Compiled
+        self,
+        dialect: PostgresDialect,
+        engine: Engine,
+        window: Compiled,
+        last: Compiled,
+        append: Compiled,
     ) -> None:
         self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
+        self.last = last
         self.pool = engine
         self.cache = DecodeCache()
 
     @classmethod
     def create(
-        cls, dialect: PostgresDialect, engine: Engine, window: Any, append: Any
+        cls, dialect: PostgresDialect, engine: Engine, window: Any, last: Any, append: Any
     ) -> PsycopgFastPath | None:
         """The fast path, or None when a statement needs SQLAlchemy's parameter processing."""
-        compiled = Compiled(window, engine.dialect), Compiled(append, engine.dialect)
-        if not all(c.plain for c in compiled):
+        window_c, last_c, append_c = (Compiled(s, engine.dialect) for s in (window, last, append))
+        if not (window_c.plain and last_c.plain and append_c.plain):
             return None
-        return cls(dialect, engine, *compiled)
+        return cls(dialect, engine, window_c, last_c, append_c)
 
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        with self._cursor(self.window, "reading the window") as cur:
-            cur.execute(self.window.sql, self.window.params(cid=cid, n=non_system_limit))
+        params = self.window.params(cid=cid, n=non_system_limit)
+        return self._read(self.window, params, "reading the window")
+
+    def read_last(self, cid: str, n: int) -> list[Message]:
+        return self._read(self.last, self.last.params(cid=cid, n=n), "reading")
+
+    def _read(self, stmt: Compiled, params: dict[str, Any], what: str) -> list[Message]:
+        with self._cursor(stmt, what) as cur:
+            cur.execute(stmt.sql, params)
             rows = cur.fetchall()
-        get = self.cache.get  # keyed by the row's values, as on SQLite
-        return [get(r, partial(from_values, *r)) for r in rows]
+        return self.cache.get_many(rows, _decode_row)  # keyed by the row's values, as on SQLite
 
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
@@ -317,6 +338,16 @@ class PsycopgFastPath:
         if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
             return _LostRace()
         return translated(wrapped, what)
+
+
+def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
+    """A full messages row (``SELECT *``) as SQLite returns it."""
+    return from_values(r[1], r[3], r[4], r[5], r[6])
+
+
+def _decode_row(r: tuple[Any, ...]) -> Message:
+    """A row of the ``DECODED`` columns, in that order."""
+    return from_values(*r)
 
 
 class _LostRace(Exception):

@@ -98,15 +98,18 @@ class PostgresDialect(SqlDialect):
 
 
 def fast_path_statements(dialect: PostgresDialect, tables: Tables, statements: Statements) -> Any:
-    """``(window, append)`` for the psycopg fast path: the window read fetching only
-    ``DECODED``, the payload as text (psycopg would parse a ``JSON`` column itself, and we
-    decode the text once per distinct row through a ``DecodeCache``), and the one-statement
-    append."""
-    window = statements.window
-    columns = [window.selected_columns[n] for n in DECODED]
-    columns[DECODED.index("payload")] = sa.cast(columns[3], sa.Text).label("payload")
-    decoded = window.with_only_columns(*columns)
-    return decoded, build_append(tables, dialect.id_type())
+    """``(window, last, append)`` for the psycopg fast path: the window read and the bounded
+    newest-first read fetching only ``DECODED``, the payload as text (psycopg would parse a
+    ``JSON`` column itself, and we decode the text once per distinct row through a
+    ``DecodeCache``), and the one-statement append."""
+
+    def decoded(stmt: Any) -> Any:
+        columns = [stmt.selected_columns[n] for n in DECODED]
+        columns[DECODED.index("payload")] = sa.cast(columns[3], sa.Text).label("payload")
+        return stmt.with_only_columns(*columns)
+
+    window, last = decoded(statements.window), decoded(statements.find_last)
+    return window, last, build_append(tables, dialect.id_type())
 
 
 def batch_json(rows: Sequence[dict[str, Any]]) -> str:

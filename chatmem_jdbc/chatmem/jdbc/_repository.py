@@ -219,6 +219,9 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         return self._read(lambda conn: self._rows(conn, self._sql.find, {"cid": cid}), "reading")
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
+        if self._fast is not None:
+            self._schema_check()
+            return (_to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
         params = {"cid": cid, "n": n}
         rows = self._read(lambda conn: self._rows(conn, self._sql.find_last, params), "reading")
         return rows[::-1]
@@ -234,6 +237,10 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _fast_read(self, fast: FastPath, cid: str, limit: int) -> list[Message]:
         with self._serial:
             return fast.read_window(cid, limit)
+
+    def _fast_last(self, fast: FastPath, cid: str, n: int) -> list[Message]:
+        with self._serial:
+            return fast.read_last(cid, n)
 
     def _window_rows(self, conn: Connection, cid: str, non_system_limit: int) -> list[Message]:
         rows = self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
