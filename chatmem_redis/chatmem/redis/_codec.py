@@ -151,5 +151,4 @@ class EntryCache:
                 get(f"{first + i} {entry}".encode(), partial(_same, stored))
 
     def parse_entries(self, entries: list[bytes] | list[str]) -> list[Message]:
-        get = self._cache.get
-        return [get(e, partial(parse_entry, e)) for e in entries]
+        return self._cache.get_many(entries, parse_entry)
