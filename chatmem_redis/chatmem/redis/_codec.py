@@ -150,5 +150,5 @@ class EntryCache:
                 stored = m.with_store_fields(created_at=m.created_at, position=first + i)
                 get(f"{first + i} {entry}".encode(), partial(_same, stored))
 
-    def parse_entries(self, entries: list[bytes] | list[str]) -> list[Message]:
+    def parse_entries(self, entries: Sequence[str | bytes]) -> list[Message]:
         return self._cache.get_many(entries, parse_entry)
