@@ -156,7 +156,8 @@ def _replicated(master: int, replica: int) -> bool:
 def test_a_killed_master_fails_over_and_loses_no_replicated_write() -> None:
     """On its own cluster (the session's stays whole): kill the master of a conversation's
     slot with SIGKILL; its replica is promoted; writes fail with a typed error meanwhile and
-    resume after; every write acknowledged (and replicated) before the kill is still there."""
+    resume after; every write acknowledged (and replicated) before the kill is still there,
+    and searches still see every master."""
     harness = RedisClusterHarness()
     server = harness.start_local(Path(tempfile.mkdtemp(prefix="chatmem-failover-")))
     try:
@@ -194,6 +195,9 @@ def test_a_killed_master_fails_over_and_loses_no_replicated_write() -> None:
         texts = [m.text for m in repo.find_by_conversation_id("f")]
         assert texts[: len(acked)] == acked and texts[-1] == "after"
         assert failures >= 1  # the kill was seen, and reported as unavailable
+        # the promoted replica holds the replicated index too: searches stay complete
+        assert [h.message.text for h in repo.find_by_content("after")] == ["after"]
+        assert len(repo.find_by_type("USER", limit=1000)) == len(texts)
         client.close()
     finally:
         server.stop()
