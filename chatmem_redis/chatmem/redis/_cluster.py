@@ -76,5 +76,5 @@ def split_cluster_url(url: str) -> tuple[str, list[tuple[str, int]]]:
         if not colon or not host or not port.isdigit():
             raise InvalidArgumentError("url", f"{part!r} in {url!r} is not host:port")
         nodes.append((host.removeprefix("[").removesuffix("]"), int(port)))  # IPv6 [::1]
-    plain = scheme.removesuffix("+cluster") + "://" + auth + at
-    return plain + f"{nodes[0][0]}:{nodes[0][1]}" + slash + tail, nodes
+    plain = scheme.removesuffix("+cluster") + "://" + auth + at + hosts.split(",")[0].strip()
+    return plain + slash + tail, nodes
