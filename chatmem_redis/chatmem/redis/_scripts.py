@@ -244,7 +244,11 @@ return redis.call('FT.' .. ARGV[1], unpack(ARGV, 2))
 """
 
 SEARCH_MESSAGES = (
-    _MIGRATE_FUNCTION
+    # read-only; on a cluster it runs on one master (KEYS = [that master's index name]) and
+    # reads the hits' keys there, in other slots of the same node, undeclared: Redis allows
+    # that (explicitly so with this flag) and fails, never skips, a key of another node
+    "#!lua flags=no-writes,allow-cross-slot-keys\n"
+    + _MIGRATE_FUNCTION
     + r"""
 -- ARGV = [doc_prefix, conversation_prefix, FT.SEARCH arguments (NOCONTENT)...]
 -- Returns {tag, entry, tag, entry, ...} in the search's order: each hit's conversation tag
