@@ -29,6 +29,7 @@ from conformance_tests.harness import (
     Unavailable,
     free_port,
     stop_process,
+    unique_suffix,
     wait_for_port,
 )
 from conformance_tests.harnesses.redis import describe, find_binaries
@@ -164,8 +165,6 @@ class RedisClusterHarness(Harness):
         )
 
     def namespace_options(self) -> dict[str, Any]:
-        from conformance_tests.harness import unique_suffix
-
         token = unique_suffix()
         return {"key_prefix": f"cmt-{token}:", "index_name": f"cmt-{token}"}
 
