@@ -36,11 +36,11 @@ def test_results_have_the_documented_top_level_keys(results: dict[str, Any]) -> 
 
 
 def test_every_backend_has_chatmem_and_floor_at_every_h(results: dict[str, Any]) -> None:
-    seen = {(r["backend"], r["kind"], r["H"]) for r in results["rows"]}
+    seen = {(r["backend"], r["contender"], r["H"]) for r in results["rows"]}
     for backend in ("sqlite", "memory"):
         for h in H:
-            assert (backend, "chatmem", h) in seen
-            assert (backend, "floor", h) in seen
+            for contender in ("chatmem", "chatmem ChatTurn", "floor"):
+                assert (backend, contender, h) in seen
 
 
 def test_rows_are_positive_and_chatmem_reads_its_window(results: dict[str, Any]) -> None:

@@ -59,7 +59,7 @@ def test_a_url_picks_the_asyncio_driver_and_its_fast_path(
     expected = {
         "sqlite": ("aiosqlite", "AsyncSqliteFastPath"),
         "postgres": ("psycopg", "AsyncPsycopgFastPath"),
-        "mariadb": ("aiomysql", "NoneType"),
+        "mariadb": ("aiomysql", "AsyncMysqlFastPath"),
     }[harness.name]
 
     async def main() -> None:

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from chatmem.core import (
     AssistantMessage,
+    ChatTurn,
     MessageWindowChatMemory,
     UserMessage,
 )
@@ -96,10 +97,63 @@ def test_an_add_is_one_upsert_and_one_insert(repository: Repo, server: ServerInf
             trims += 1
             assert len(seen) == 4 and seen[3].startswith("DELETE"), seen
     assert 0 < trims < 30
-    with count_statements(engine) as seen:
+    with count_queries() as sent:
         window = memory.get("one")
-    assert len(seen) == 1
+    assert len(sent) == 1 and sent[0].upper().endswith(";COMMIT"), sent
     assert [m.text for m in window] == ["u28", "a28", "u29", "a29"]
+
+
+def test_a_turn_is_one_query_per_read_and_per_append(repository: Repo) -> None:
+    """On an engine ``make_engine`` made, the bounded read and the append each go as one
+    multi-statement query ending in COMMIT, and no ROLLBACK follows (the connection goes back
+    to the pool with no open transaction)."""
+    repository.save_all("turn", [UserMessage(f"m{i}") for i in range(30)])
+    for i in range(3):
+        with count_queries() as sent, ChatTurn(repository, "turn", last=20) as turn:
+            assert len(turn.history) == 20
+            turn.append([UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
+        assert len(sent) == 2, sent
+        assert sent[0].startswith("SELECT") and sent[0].upper().endswith(";COMMIT"), sent
+        assert "LAST_INSERT_ID" in sent[1].upper() and sent[1].upper().endswith(";COMMIT")
+    stored = repository.find_by_conversation_id("turn")
+    assert [m.text for m in stored[-6:]] == ["u0", "a0", "u1", "a1", "u2", "a2"]
+    assert [m.position for m in stored] == list(range(36))
+
+
+def test_an_engine_made_elsewhere_keeps_one_statement_per_trip(server: ServerInfo) -> None:
+    """Without multi-statement connections (an engine the application made itself) the
+    repository runs its statements one by one, with the same results."""
+    assert server.url is not None
+    engine = sa.create_engine(server.url)
+    repo = Repo(engine, table_name="cm_plain_engine", initialize_schema="always")
+    try:
+        assert repo._fast is None
+        with ChatTurn(repo, "p", last=5) as turn:
+            turn.append([UserMessage("u"), AssistantMessage("a")])
+        assert [m.text for m in repo.find_last("p", 5)] == ["u", "a"]
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()
+
+
+@contextmanager
+def count_queries() -> Iterator[list[str]]:
+    """Every query PyMySQL sends inside the block (one per round trip), as text."""
+    import pymysql.connections
+
+    sent: list[str] = []
+    real = pymysql.connections.Connection._execute_command
+
+    def spy(self: Any, command: int, sql: Any) -> Any:
+        text = sql.decode("utf-8", "replace") if isinstance(sql, (bytes, bytearray)) else sql
+        sent.append(str(text).lstrip())
+        return real(self, command, sql)
+
+    pymysql.connections.Connection._execute_command = spy  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        pymysql.connections.Connection._execute_command = real  # type: ignore[method-assign]
 
 
 @contextmanager

@@ -55,3 +55,44 @@ def test_hot_connections_are_not_pinged(server: ServerInfo) -> None:
     finally:
         repo.tables.metadata.drop_all(engine)
         engine.dispose()
+
+
+def test_an_async_engine_keeps_its_connections_under_a_burst(server: ServerInfo) -> None:
+    """100 tasks at once on the repository a URL gives: the pool opens at most its 15
+    connections and closes none (asyncio's default overflow pool reopened one every few
+    operations under such a burst)."""
+    import asyncio
+
+    from chatmem.core import AsyncMessageWindowChatMemory, async_repository_from_url
+
+    assert server.url is not None
+    url = server.url
+
+    async def main() -> tuple[int, int]:
+        repo = await async_repository_from_url(
+            url, table_name=f"cm_{unique_suffix()}", initialize_schema="always"
+        )
+        opened: list[bool] = []
+        closed: list[bool] = []
+        events = repo.engine.sync_engine
+        sa.event.listen(events, "connect", lambda *_: opened.append(True))
+        sa.event.listen(events, "close", lambda *_: closed.append(True))
+        memory = AsyncMessageWindowChatMemory(repo, max_messages=10, keep_history=True)
+
+        async def conversation(i: int) -> None:
+            for j in range(3):
+                await memory.add(f"c{i}", UserMessage(f"m{j}"))
+                await memory.get(f"c{i}")
+
+        try:
+            await asyncio.gather(*(conversation(i) for i in range(100)))
+            assert [m.text for m in await memory.get("c7")] == ["m0", "m1", "m2"]
+            return len(opened), len(closed)  # before close() disposes of the pool
+        finally:
+            async with repo.engine.begin() as conn:
+                await conn.run_sync(repo.tables.metadata.drop_all)
+            await repo.close()
+
+    opened, closed = asyncio.run(main())
+    assert opened <= 15
+    assert closed == 0

@@ -2,7 +2,8 @@
 
 Loggers: one per package under ``chatmem`` (``chatmem.core``, ``chatmem.redis``...). Nothing
 above DEBUG on the hot path: a lost race retried is DEBUG, a write that needed many retries is
-INFO, giving up and losing the connection to a store are WARNING.
+INFO, giving up and losing the connection to a store are WARNING. The ``chatmem`` logger has a
+``NullHandler``, as libraries should: records show once the application configures logging.
 
 When ``opentelemetry-api`` is importable (and ``CHATMEM_OTEL`` is not ``0``), the public
 methods of both repository base classes are wrapped once, at import: each call is a CLIENT
@@ -26,6 +27,10 @@ from typing import Any
 
 LOGGER = "chatmem"
 log = logging.getLogger("chatmem.core")
+# A library's records go where the application's logging config sends them; without one,
+# Python's last-resort handler would print every WARNING to stderr (the CLI printed a lost
+# connection twice: the warning, then its own error line).
+logging.getLogger(LOGGER).addHandler(logging.NullHandler())
 
 READS = ("find_by_conversation_id", "find_last", "window_get", "find_conversation_ids_page")
 WRITES = ("save_all", "append", "window_add", "delete_by_conversation_id")

@@ -23,24 +23,29 @@ from dataclasses import dataclass, field
 from ._messages import Message, MessageType, SystemMessage
 
 
-def _fit(non_system: Sequence[Message], capacity: int) -> int:
-    """Index into ``non_system`` where the kept suffix starts (``len`` when nothing is kept)."""
-    n = len(non_system)
-    if n <= capacity:
-        return 0
-    for i in range(max(n - capacity, 0), n):
-        if non_system[i].message_type is MessageType.USER:
-            return i
-    return n
-
-
 def window_of(log: Sequence[Message], max_messages: int) -> list[Message]:
-    """The window visible in ``log`` (system messages kept in place, order preserved)."""
-    systems = sum(1 for m in log if m.message_type is MessageType.SYSTEM)
-    non_system = [i for i, m in enumerate(log) if m.message_type is not MessageType.SYSTEM]
-    start = _fit([log[i] for i in non_system], max_messages - systems)
-    keep = set(non_system[start:])
-    return [m for i, m in enumerate(log) if i in keep or m.message_type is MessageType.SYSTEM]
+    """The window visible in ``log`` (system messages kept in place, order preserved).
+
+    The capacity for non-system messages is ``max_messages`` less the system ones, so
+    ``len(log) - max_messages`` of the oldest non-system messages go, then those before
+    the next user message. One pass: every window read runs this on the rows the store
+    returned."""
+    system, user = MessageType.SYSTEM, MessageType.USER
+    kinds = [m.message_type for m in log]
+    skip = len(log) - max_messages  # non-system messages beyond the capacity
+    if skip <= 0:
+        return list(log)
+    out: list[Message] = []
+    cutting = True
+    for m, kind in zip(log, kinds, strict=False):
+        if kind is system or not cutting:
+            out.append(m)
+        elif skip > 0:
+            skip -= 1
+        elif kind is user:
+            cutting = False
+            out.append(m)
+    return out
 
 
 def resets_system(stored: Sequence[Message], new: Sequence[Message]) -> bool:

@@ -289,7 +289,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
 
     async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         fast = self._fast
-        if fast is not None:
+        if fast is not None and fast.can_append(len(messages), trim_to):
             await self._schema_check()
 
             async def attempt() -> bool | None:

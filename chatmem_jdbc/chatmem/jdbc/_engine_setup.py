@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -137,7 +138,37 @@ SERVER_STATUS_IN_TRANS = 1
 """The MySQL protocol's status flag for an open transaction (PyMySQL and aiomysql keep the
 last OK packet's flags in ``connection.server_status``)."""
 
-_ENDED = "chatmem_transaction_ended"
+TRANSACTION_ENDED = "chatmem_transaction_ended"
+"""Connection-record flag: the connection's last transaction ended cleanly (see
+``rollback_only_open``); the MySQL fast path sets it after its own ``COMMIT``."""
+
+MULTI_STATEMENTS = 1 << 16
+"""The MySQL protocol's CLIENT_MULTI_STATEMENTS capability (``pymysql.constants.CLIENT``)."""
+
+_MULTI_STATEMENT_ENGINES: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def allow_multi_statements(drivername: str, engine_options: dict[str, Any]) -> bool:
+    """Ask PyMySQL/aiomysql connections for multi-statement queries (so the fast path can send
+    a statement and its COMMIT in one round trip); False for other MySQL drivers. Our
+    statements bind every value, so a second statement can only come from our own SQL."""
+    if drivername.split("+")[-1] not in ("pymysql", "aiomysql"):
+        return False
+    connect_args = dict(engine_options.get("connect_args") or {})
+    connect_args["client_flag"] = int(connect_args.get("client_flag", 0)) | MULTI_STATEMENTS
+    engine_options["connect_args"] = connect_args
+    return True
+
+
+def mark_multi_statements(engine: Any) -> None:
+    """Remember that ``engine``'s connections accept multi-statement queries."""
+    _MULTI_STATEMENT_ENGINES.add(getattr(engine, "sync_engine", engine))
+
+
+def allows_multi_statements(engine: Any) -> bool:
+    """Whether ``engine`` (sync or async) was made by ``make_engine`` with multi-statement
+    MySQL connections (an engine made elsewhere keeps the one-statement-per-trip path)."""
+    return getattr(engine, "sync_engine", engine) in _MULTI_STATEMENT_ENGINES
 
 
 def rollback_only_open(engine: Engine) -> None:
@@ -154,17 +185,17 @@ def rollback_only_open(engine: Engine) -> None:
     """
 
     def on_checkout(_dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-        record.info[_ENDED] = False
+        record.info[TRANSACTION_ENDED] = False
 
     def on_begin(conn: Any) -> None:
-        conn.info[_ENDED] = False
+        conn.info[TRANSACTION_ENDED] = False
 
     def on_end(conn: Any) -> None:
-        conn.info[_ENDED] = True
+        conn.info[TRANSACTION_ENDED] = True
 
     def on_error(context: Any) -> None:
         if context.connection is not None and not context.connection.invalidated:
-            context.connection.info[_ENDED] = False
+            context.connection.info[TRANSACTION_ENDED] = False
 
     def on_reset(dbapi_conn: Any, record: Any, state: Any) -> None:
         if state.terminate_only or not state.asyncio_safe:
@@ -174,7 +205,7 @@ def rollback_only_open(engine: Engine) -> None:
         driver = getattr(dbapi_conn, "_connection", dbapi_conn)  # aiomysql under its adapter
         status = getattr(driver, "server_status", None)
         open_ = not isinstance(status, int) or bool(status & SERVER_STATUS_IN_TRANS)
-        if open_ or not record.info.get(_ENDED):
+        if open_ or not record.info.get(TRANSACTION_ENDED):
             dbapi_conn.rollback()
 
     sa.event.listen(engine, "checkout", on_checkout)

@@ -10,6 +10,10 @@ as the statement. Written once as async code; ``_fast.py`` is its generated sync
   IMMEDIATE``); "database is locked" is a lost race, retried by the caller.
 - PostgreSQL: psycopg's connection (the async twin: its asyncio connection) in autocommit,
   one round trip per read or append.
+- MySQL/MariaDB (PyMySQL; the async twin: aiomysql), on engines ``make_engine`` made (their
+  connections allow multi-statement queries): the statements and their ``COMMIT`` go as one
+  query, so a read or an append is one round trip instead of two or three (see
+  ``_mysql.py``).
 
 Driver errors go through the same translation as SQLAlchemy's (``as_dbapi_error``).
 """
@@ -36,6 +40,7 @@ from chatmem.core.backend import DecodeCache
 
 from ._codec import from_values, to_row
 from ._dialects import SqlDialect
+from ._engine_setup import SERVER_STATUS_IN_TRANS, TRANSACTION_ENDED, allows_multi_statements
 from ._errors import as_dbapi_error, translated
 from ._sqlite import sqlite_text
 from ._statements import Compiled, Statements
@@ -61,6 +66,10 @@ class FastPath(Protocol):
         """The newest ``n`` messages, newest first (what ``find_last`` reverses)."""
         ...
 
+    def can_append(self, count: int, trim_to: int | None) -> bool:
+        """Whether ``append`` takes this batch (else the repository's own path does)."""
+        ...
+
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when it lost a race (the caller retries)."""
         ...
@@ -79,6 +88,8 @@ def fast_path_for(
 
         pg = cast("PostgresDialect", dialect)
         return PsycopgFastPath.create(pg, engine, *fast_path_statements(pg, tables, sql))
+    if dialect.name == "mysql" and reserve is not None and allows_multi_statements(engine):
+        return MysqlFastPath(dialect, engine, tables, sql, reserve)
     return None
 
 
@@ -199,6 +210,9 @@ class SqliteFastPath:
         # replaced or concurrently written row has other values, hence is decoded afresh.
         return self.cache.get_many(rows, _decode_sqlite_row)
 
+    def can_append(self, count: int, trim_to: int | None) -> bool:
+        return True
+
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when the database was busy (the caller retries). An
         explicit BEGIN IMMEDIATE .. COMMIT, which sqlite3 passes through in every
@@ -290,6 +304,9 @@ class PsycopgFastPath:
             rows = cur.fetchall()
         return self.cache.get_many(rows, _decode_row)  # keyed by the row's values, as on SQLite
 
+    def can_append(self, count: int, trim_to: int | None) -> bool:
+        return True
+
     def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
         params = self.append_sql.params(**self.dialect.append_parameters(cid, rows, trim_to))
@@ -340,8 +357,180 @@ class PsycopgFastPath:
         return translated(wrapped, what)
 
 
+MAX_ONE_TRIP_BATCH = 16
+"""The largest append the MySQL fast path sends as one query (one compiled INSERT per batch
+size is kept); bigger batches, imports mostly, take the transaction path."""
+
+
+class MysqlFastPath:
+    """Window read, bounded read and untrimmed append on MySQL/MariaDB, one round trip each.
+
+    Each is one multi-statement query ending in ``COMMIT``: the append reserves its positions
+    (the upsert that sets ``LAST_INSERT_ID`` to the new ``next_position``, row-locking the
+    conversation) and inserts the batch at ``LAST_INSERT_ID() - k + i`` in the same
+    transaction; a read commits its snapshot at once, so the connection goes back to the pool
+    with no transaction and no ``ROLLBACK`` round trip. Values are escaped by the driver, as
+    for every other statement. A failing statement stops the rest: the transaction is rolled
+    back, and lost races (duplicate key, deadlock, lock wait) are retried by the caller.
+    """
+
+    def __init__(
+        self,
+        dialect: SqlDialect,
+        engine: Engine,
+        tables: Tables,
+        sql: Statements,
+        reserve: Any,
+    ) -> None:
+        self.dialect, self.engine, self.tables = dialect, engine, tables
+        self.pool = engine
+        window, last = mysql_read_statements(tables)
+        self.window = Compiled(window, engine.dialect)
+        self.last = Compiled(last, engine.dialect)
+        self.reserve = Compiled(reserve, engine.dialect)
+        self.positional = bool(engine.dialect.positional)
+        self._inserts: dict[int, Compiled] = {}
+        self.cache = DecodeCache()
+
+    def _bind(self, *parts: tuple[Compiled, dict[str, Any]]) -> tuple[str, Any]:
+        """One query of the statements in ``parts`` followed by COMMIT, and its parameters
+        (positional or named, as the driver's paramstyle wants)."""
+        query = ";".join(stmt.sql for stmt, _ in parts) + ";COMMIT"
+        if self.positional:
+            return query, tuple(v for stmt, values in parts for v in stmt.args(**values))
+        named: dict[str, Any] = {}
+        for stmt, values in parts:
+            named.update(stmt.params(**values))
+        return query, named
+
+    def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        values = {"cid": cid.encode("utf-8"), "n": non_system_limit}
+        rows = self._read(self.window, values, "reading the window")
+        rows.sort(key=_first)  # the UNION's rows come back in no set order
+        return self.cache.get_many(rows, _decode_row)
+
+    def read_last(self, cid: str, n: int) -> list[Message]:
+        rows = self._read(self.last, {"cid": cid.encode("utf-8"), "n": n}, "reading")
+        return self.cache.get_many(rows, _decode_row)
+
+    def _read(self, stmt: Compiled, values: dict[str, Any], what: str) -> list[Any]:
+        query, params = self._bind((stmt, values))
+        with self._cursor(query, what) as cur:
+            cur.execute(query, params)
+            rows = list(cur.fetchall())
+            while cur.nextset():
+                pass
+        return rows
+
+    def can_append(self, count: int, trim_to: int | None) -> bool:
+        return trim_to is None and count <= MAX_ONE_TRIP_BATCH
+
+    def _insert(self, k: int) -> Compiled:
+        stmt = self._inserts.get(k)
+        if stmt is None:
+            back = [sa.bindparam(f"b{i}", type_=sa.BigInteger) for i in range(k)]
+            rows = [
+                {
+                    "conversation_id": sa.bindparam("cid"),
+                    "position": sa.func.last_insert_id() - back[i],
+                    "is_system": sa.bindparam(f"s{i}"),
+                    "message_type": sa.bindparam(f"t{i}"),
+                    "content": sa.bindparam(f"c{i}"),
+                    "payload": sa.bindparam(f"p{i}"),
+                    "created_at": sa.bindparam(f"ts{i}"),
+                }
+                for i in range(k)
+            ]
+            insert = sa.insert(self.tables.messages).values(rows)
+            stmt = self._inserts[k] = Compiled(insert, self.engine.dialect)
+        return stmt
+
+    def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        k, key = len(messages), cid.encode("utf-8")
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        row: dict[str, Any] = {"cid": key}
+        for i, m in enumerate(messages):
+            r = to_row(cid, i, m)
+            row[f"b{i}"], row[f"s{i}"], row[f"t{i}"] = k - i, r["is_system"], r["message_type"]
+            row[f"c{i}"], row[f"p{i}"], row[f"ts{i}"] = r["content"], r["payload"], r["created_at"]
+        query, params = self._bind(
+            (self.reserve, {"cid": key, "k": k, "now": now}), (self._insert(k), row)
+        )
+        try:
+            with self._cursor(query, "appending") as cur:
+                cur.execute(query, params)
+                while cur.nextset():
+                    pass
+        except _LostRace:
+            return False
+        return True
+
+    @contextmanager
+    def _cursor(self, query: str, what: str) -> Iterator[Any]:
+        """A cursor on a pooled connection; afterwards the connection is marked as holding
+        no transaction (when the server says so), so its return costs no ROLLBACK."""
+        import pymysql
+
+        try:
+            raw: PoolProxiedConnection = _pool(self.pool.raw_connection)
+        except pymysql.Error as exc:  # the pool hands out the driver's connect error as is
+            error = self._translated(exc, query, what, lost=True)
+            raise error from error.__cause__
+        conn: Any = raw.driver_connection
+        try:
+            cur = conn.cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+            if not conn.server_status & SERVER_STATUS_IN_TRANS:
+                raw.info[TRANSACTION_ENDED] = True
+        except pymysql.Error as exc:
+            lost = self.engine.dialect.is_disconnect(cast(Any, exc), raw.dbapi_connection, None)
+            if lost:
+                _pool(raw.invalidate, exc)
+            else:
+                with contextlib.suppress(pymysql.Error):  # the statements before the failure
+                    conn.rollback()
+            error = self._translated(exc, query, what, lost=lost)
+            raise error from error.__cause__
+        finally:
+            _pool(raw.close)
+
+    def _translated(self, exc: Exception, sql: str, what: str, *, lost: bool) -> Exception:
+        """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
+        import pymysql
+
+        wrapped = as_dbapi_error(exc, sql, self.engine.dialect, pymysql.Error, lost=lost)
+        if not isinstance(wrapped, DBAPIError):
+            return wrapped
+        if what == "appending" and not lost and self.dialect.is_retryable(wrapped):
+            return _LostRace()
+        return translated(wrapped, what)
+
+
+def mysql_read_statements(tables: Tables) -> tuple[Any, Any]:
+    """``(window, last)`` for the MySQL fast path, fetching only what decoding needs, with
+    the timestamp as text: PyMySQL parses every field of every row in Python, and the id
+    column and its ``DATETIME`` conversion were most of a window read's client time."""
+    m = tables.messages
+    created = sa.cast(m.c.created_at, sa.String).label("created_at")  # CAST(.. AS CHAR)
+    cols = (m.c.position, m.c.message_type, m.c.content, m.c.payload, created)
+    in_conv = m.c.conversation_id == sa.bindparam("cid")
+    newest = m.c.position.desc()
+    others = sa.select(*cols).where(in_conv, m.c.is_system == 0).order_by(newest)
+    window = sa.union_all(
+        sa.select(*cols).where(in_conv, m.c.is_system == 1), others.limit(sa.bindparam("n"))
+    )
+    return window, sa.select(*cols).where(in_conv).order_by(newest).limit(sa.bindparam("n"))
+
+
+def _first(r: tuple[Any, ...]) -> Any:
+    return r[0]
+
+
 def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
-    """A full messages row (``SELECT *``) as SQLite returns it."""
+    """A full messages row (``SELECT *``) as the driver returns it."""
     return from_values(r[1], r[3], r[4], r[5], r[6])
 
 

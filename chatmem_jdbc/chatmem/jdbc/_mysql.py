@@ -17,7 +17,10 @@ not abstract.
 - Reserve in one statement: ``INSERT .. ON DUPLICATE KEY UPDATE next_position =
   LAST_INSERT_ID(next_position + k)`` creates or row-locks the conversation and hands the new
   ``next_position`` back in the OK packet (``cursor.lastrowid``), so an append is that
-  statement, one multi-row INSERT and the COMMIT.
+  statement, one multi-row INSERT and the COMMIT. On engines ``make_engine`` made, the fast
+  path (``AsyncMysqlFastPath`` in ``_async_fast.py``) sends the three as one multi-statement
+  query, the INSERT placing rows at ``LAST_INSERT_ID() - k + i``, and each read with its
+  COMMIT: one round trip per operation.
 - Retry: duplicate keys, deadlocks (1213) and lock wait timeouts (1205).
 """
 

@@ -270,7 +270,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         fast = self._fast
-        if fast is not None:
+        if fast is not None and fast.can_append(len(messages), trim_to):
             self._schema_check()
 
             def attempt() -> bool | None:
