@@ -19,6 +19,7 @@ import redis
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
+    InMemoryChatMemoryRepository,
     InvalidArgumentError,
     InvalidIdentifierError,
     Media,
@@ -92,19 +93,23 @@ def monitored(server: ServerInfo) -> Iterator[list[str]]:
 
 
 # -- documents and keys -------------------------------------------------------------------
-def test_every_kind_is_a_json_document_with_every_field(
+def test_every_kind_is_one_log_entry_and_an_index_document(
     repository: Any, server: ServerInfo
 ) -> None:
     messages = every_kind()
     repository.save_all("doc", messages)
     assert repository.find_by_conversation_id("doc") == messages
     keys = repository._layout.conversation("doc")
-    raw = client_of(server).execute_command("JSON.GET", keys.doc_prefix + "1")
-    doc = json.loads(raw)
+    client = client_of(server)
+    doc = json.loads(client.execute_command("JSON.GET", keys.doc_prefix + "1"))
     assert doc["conversation_id"] == "doc" and doc["position"] == 1
     assert doc["message_type"] == "USER" and doc["content"] == "look"
-    wire = json.loads(doc["message"])
-    assert wire["media"][0]["data_b64"] == "AAH/" and wire["metadata"]["big"] == 10**25
+    assert "message" not in doc  # the payload is stored once, in the log entry
+    [(entry, score)] = client.zrange(keys.log, 1, 1, byscore=True, withscores=True)
+    position, micros, wire = entry.split(b" ", 2)
+    assert int(position) == score == 1 and int(micros) > 0
+    payload = json.loads(wire)
+    assert payload["media"][0]["data_b64"] == "AAH/" and payload["metadata"]["big"] == 10**25
 
 
 def test_created_at_microseconds_and_positions_are_kept(repository: Any) -> None:
@@ -154,7 +159,54 @@ def test_any_client_flavour_works(
         client.close()
 
 
+# -- reads of the log's tail --------------------------------------------------------------
+@pytest.mark.parametrize("systems", [0, 1, 2, 5])
+def test_tail_reads_hold_every_system_message_however_many(
+    repository: Any, server: ServerInfo, systems: int
+) -> None:
+    # system messages sort last in the log; a read expects one and reads again for more
+    log: list[Any] = []
+    for i in range(30):
+        system = i % 6 == 1 and i // 6 < systems
+        log.append(SystemMessage(f"s{i}") if system else UserMessage(f"u{i}"))
+    reference = InMemoryChatMemoryRepository()
+    for repo in (repository, reference):
+        repo.save_all("tail", log)
+    for n in (1, 3, 10, 29, 30, 31):
+        assert repository.find_last("tail", n) == reference.find_last("tail", n), n
+        assert repository.window_get("tail", n) == reference.window_get("tail", n), n
+    assert repository.find_by_conversation_id("tail") == log
+    assert [m.position for m in repository.find_by_conversation_id("tail")] == list(range(30))
+
+
+def test_an_append_caches_exactly_what_a_read_would_decode(
+    repository: Any, server: ServerInfo
+) -> None:
+    from datetime import datetime, timezone
+
+    from chatmem.redis._codec import parse_entry
+
+    local = datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=timezone(timedelta(hours=2)))
+    repository.append("seeded", every_kind())
+    repository.append("seeded", UserMessage("zoned", created_at=local))
+    entries = client_of(server).zrange(repository._layout.conversation("seeded").log, 0, -1)
+    cached = repository.find_by_conversation_id("seeded")
+    fresh = sorted((parse_entry(e) for e in entries), key=lambda m: m.position or 0)
+    assert cached == fresh
+    for a, b in zip(cached, fresh, strict=True):
+        assert (a.position, a.created_at, repr(a.created_at)) == (
+            b.position,
+            b.created_at,
+            repr(b.created_at),
+        )
+        assert a.metadata == b.metadata and type(a) is type(b)
+
+
 # -- round trips ---------------------------------------------------------------------------
+# A read is one ZRANGE of the log's tail.
+READ_COMMANDS = ["ZRANGE"]
+
+
 def test_window_add_and_get_are_one_round_trip_each(repository: Any, server: ServerInfo) -> None:
     memory = MessageWindowChatMemory(repository, max_messages=4)
     for i in range(6):
@@ -167,8 +219,8 @@ def test_window_add_and_get_are_one_round_trip_each(repository: Any, server: Ser
     with monitored(server) as last:
         repository.find_last("rt", 3)
     assert [c.split()[0] for c in add] == ["EVALSHA"], add
-    assert [c.split()[0] for c in get] == ["EVALSHA"], get
-    assert [c.split()[0] for c in last] == ["EVALSHA"], last
+    assert [c.split()[0] for c in get] == READ_COMMANDS, get
+    assert [c.split()[0] for c in last] == READ_COMMANDS, last
     assert window[-1] == UserMessage("one more")
 
 
@@ -224,7 +276,7 @@ def conversation_keys(repo: Any, server: ServerInfo, cid: str) -> list[bytes]:
     keys = repo._layout.conversation(cid)
     client = client_of(server)
     docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
-    return [k for k in [keys.seq.encode(), keys.sys.encode(), keys.msg.encode(), *docs]
+    return [k for k in [keys.seq.encode(), keys.log.encode(), *docs]
             if client.exists(k)]  # fmt: skip
 
 
@@ -235,7 +287,7 @@ def test_ttl_gives_every_key_of_a_conversation_the_same_expiry(
     repo.save_all("ttl", every_kind())
     repo.append("ttl", UserMessage("later"))
     keys = conversation_keys(repo, server, "ttl")
-    assert len(keys) == 3 + 6
+    assert len(keys) == 2 + 6
     client = client_of(server)
     expiries = {client.pexpiretime(k) for k in keys}
     assert len(expiries) == 1 and expiries.pop() > 0

@@ -1,25 +1,34 @@
-"""Messages to Redis JSON documents and back, on core's one wire format."""
+"""Messages to Redis log entries and index documents, and back, on core's one wire format.
+
+A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: what history
+reads return and decode. The index document holds only what RediSearch queries.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Sequence
+from datetime import timezone
+from functools import partial
 from typing import Any
 
 from chatmem.core import (
     Message,
+    SchemaError,
     ToolResponseMessage,
     decode_json,
-    encode_json,
     from_micros,
+    message_to_dict,
     to_micros,
 )
+from chatmem.core.backend import DecodeCache
 
 from ._config import MetadataField, MetadataFieldType
 
-_COMPACT = {"ensure_ascii": False, "separators": (",", ":")}
+# One encoder for every call: json.dumps with options builds a new JSONEncoder each time.
+# The options are encode_json's, so the wire JSON is byte for byte core's.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def tag_value(value: object) -> str | None:
@@ -61,7 +70,8 @@ def search_content(message: Message) -> str:
 
 
 def document_body(cid: str, tag: str, message: Message, fields: Sequence[MetadataField]) -> str:
-    """The document as JSON without its opening brace: the store prepends the position."""
+    """The index document as JSON without its opening brace: the store prepends the
+    position. It carries no payload: the message itself is in the log entry."""
     assert message.created_at is not None  # stamped by the base class
     doc: dict[str, Any] = {
         "conversation_id": cid,
@@ -69,7 +79,6 @@ def document_body(cid: str, tag: str, message: Message, fields: Sequence[Metadat
         "message_type": message.message_type.value,
         "content": search_content(message),
         "created_at": to_micros(message.created_at),
-        "message": encode_json(message),
     }
     projected: dict[str, Any] = {}
     for f in fields:
@@ -79,38 +88,67 @@ def document_body(cid: str, tag: str, message: Message, fields: Sequence[Metadat
                 projected[f.name] = value
     if projected:
         doc["metadata"] = projected
-    return json.dumps(doc, **_COMPACT)[1:]  # type: ignore[arg-type]
+    return _encode(doc)[1:]
 
 
-def parse_document(raw: str | bytes) -> tuple[str, Message]:
-    """A stored document as (conversation id, message with created_at and position)."""
-    doc = json.loads(raw)
-    message = decode_json(
-        doc["message"], created_at=from_micros(doc["created_at"]), position=doc["position"]
-    )
-    return doc["conversation_id"], message
+def log_entry(message: Message) -> str:
+    """The log entry without its position (the store prepends it): ``<micros> <wire>``."""
+    assert message.created_at is not None  # stamped by the base class
+    return f"{to_micros(message.created_at)} {_encode(message_to_dict(message))}"
 
 
-class DocumentCache:
-    """Decoded documents by their exact bytes: a window read decodes only what is new.
+def parse_entry(raw: str | bytes) -> Message:
+    """A stored log entry as its message, with created_at and position."""
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    try:
+        position, micros, wire = data.split(b" ", 2)
+        return decode_json(wire, created_at=from_micros(int(micros)), position=int(position))
+    except ValueError as exc:
+        raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
 
-    Safe because a document's bytes fully determine the decoded message and messages are
-    immutable all the way down: metadata, nested lists and dicts included, is read-only
-    (core freezes it), so no caller can alter what another one reads.
-    """
 
-    def __init__(self, size: int = 2048) -> None:
-        self._size = size
-        self._data: dict[str | bytes, tuple[str, Message]] = {}
-        self._lock = threading.Lock()
+def _same(message: Message) -> Message:
+    return message
 
-    def parse(self, raw: str | bytes) -> tuple[str, Message]:
-        hit = self._data.get(raw)
-        if hit is not None:
-            return hit
-        value = parse_document(raw)
-        with self._lock:
-            if len(self._data) >= self._size:
-                del self._data[next(iter(self._data))]  # oldest first
-            self._data[raw] = value
-        return value
+
+def in_order(messages: list[Message], systems: int, others: int) -> list[Message]:
+    """A log tail (the other messages, then the ``systems`` system ones, each run oldest
+    first) as every system message plus the newest ``others`` others (-1: all), by
+    position."""
+    if others >= 0 and len(messages) - systems > others:
+        messages = messages[len(messages) - systems - others :]
+    if not systems:
+        return messages
+    return sorted(messages, key=_position)
+
+
+def _position(message: Message) -> int:
+    return message.position or 0
+
+
+class EntryCache:
+    """Decoded log entries by their exact bytes (core's ``DecodeCache``): a window read
+    decodes only what is new. An entry's bytes hold its position and timestamp, so a
+    replaced or concurrently written message has other bytes, hence another key."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache = DecodeCache()
+
+    def parse(self, raw: bytes) -> Message:
+        return self._cache.get(raw, partial(parse_entry, raw))
+
+    def remember(self, first: int, entries: Sequence[str], messages: Sequence[Message]) -> None:
+        """Cache messages this repository just appended at positions ``first``, ... under
+        the exact bytes the store now holds for them, so the next read need not decode
+        what it wrote. Only UTC timestamps: a read returns UTC, so another zone would be
+        an equal message that prints differently."""
+        get = self._cache.get
+        for i, (entry, m) in enumerate(zip(entries, messages, strict=True)):
+            if m.created_at is not None and m.created_at.tzinfo is timezone.utc:
+                stored = m.with_store_fields(created_at=m.created_at, position=first + i)
+                get(f"{first + i} {entry}".encode(), partial(_same, stored))
+
+    def parse_entries(self, entries: Sequence[str | bytes]) -> list[Message]:
+        return self._cache.get_many(entries, parse_entry)

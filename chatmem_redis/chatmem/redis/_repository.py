@@ -4,9 +4,10 @@
 ``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
 the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
 
-Every operation is one Lua script call (one round trip, atomic): append with a
-server-assigned position and optional trim, replace, delete, bounded reads. The window edit
-that adds a system message reads under WATCH and writes in MULTI/EXEC, retried on conflict.
+Every write is one Lua script call (one round trip, atomic): append with a server-assigned
+position and optional trim, replace, delete. Every read is one plain ZRANGE of the
+conversation's log (see ``_schema``). The window edit that adds a system message reads under
+WATCH and writes in MULTI/EXEC, retried on conflict.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any  # noqa: E402
 
 # the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
 import redis  # noqa: E402
-from chatmem.core import Message, MessageType, SchemaMode, SystemMessage  # noqa: E402
+import redis.cluster  # noqa: E402
+from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     BaseChatMemoryRepository,
     Capability,
@@ -38,7 +40,15 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import NoScriptError, WatchError  # noqa: E402
 
 from . import _scripts  # noqa: E402
-from ._codec import DocumentCache, document_body  # noqa: E402
+from ._cluster import (  # noqa: E402
+    CLUSTER_SCHEMES,
+    SLOTS,
+    decode_cursor,
+    encode_cursor,
+    slot_tags,
+    split_cluster_url,
+)
+from ._codec import EntryCache, document_body, in_order, log_entry  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -89,9 +99,14 @@ class _Script:
 _APPEND = _Script(_scripts.APPEND)
 _SAVE_ALL = _Script(_scripts.SAVE_ALL)
 _DELETE = _Script(_scripts.DELETE)
-_READ = _Script(_scripts.READ)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
+_SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
+_MIGRATE = _Script(_scripts.MIGRATE)
+
+
+_SYSTEM_BUDGET = 1
+"""System messages a read expects at most (one prompt): one ``ZRANGE`` reads them all."""
 
 
 def _text(value: Any) -> str:
@@ -105,10 +120,16 @@ def _command_text(*args: str) -> str:
     return " ".join(shlex.quote(a) for a in args)
 
 
+def _single_node_client(url: str) -> redis.Redis:
+    """The client ``from_url`` makes for one server."""
+    return redis.Redis.from_url(url, **client_options())
+
+
 class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
 
-    Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. Options are
+    Pass a ``redis.Redis`` or ``redis.cluster.RedisCluster`` client (never
+    closed here) or use ``from_url`` (``redis://``, or ``redis+cluster://h:p,h:p``). Options are
     those of ``RedisConfig``. With ``initialize_schema="always"`` (the default) the search index
     is created if missing: by ``from_url`` before it returns; on a given client, by the
     constructor of the sync twin and by the first call of the async one (whose constructor
@@ -119,7 +140,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: redis.Redis | redis.cluster.RedisCluster,
         *,
         index_name: str = DEFAULT_INDEX_NAME,
         key_prefix: str = DEFAULT_KEY_PREFIX,
@@ -139,9 +160,10 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             metadata_fields=tuple(metadata_fields),
         )
         self._client = client
-        self._layout = Layout(key_prefix)
+        self._cluster = isinstance(client, redis.cluster.RedisCluster)
+        self._layout = Layout(key_prefix, cluster=self._cluster)
         self._fields = self.config.metadata_fields
-        self._decoded = DocumentCache()
+        self._decoded = EntryCache()
         self._schema_check = SchemaCheck(self._missing_index, "Redis")
         if self.config.initialize_schema == "always":
             self.create_schema()
@@ -150,7 +172,15 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
         """A repository on a client made from ``url`` (closed by ``close``); the search index
         is created (``initialize_schema="always"``) before it returns."""
-        client = redis.Redis.from_url(url, **client_options())
+        client: Any
+        if url.startswith(CLUSTER_SCHEMES):  # redis+cluster://host:port,host:port
+            first, nodes = split_cluster_url(url)
+            node: Any = redis.cluster.ClusterNode  # the sync one is untyped
+            client = redis.cluster.RedisCluster.from_url(
+                first, startup_nodes=[node(h, p) for h, p in nodes], **client_options()
+            )
+        else:
+            client = _single_node_client(url)
 
         def build() -> RedisChatMemoryRepository:
             repo = cls(client, **options)
@@ -164,7 +194,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self.create_schema()
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> redis.Redis | redis.cluster.RedisCluster:
         return self._client
 
     # -- schema ---------------------------------------------------------------------
@@ -175,7 +205,8 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
         """The ``FT.CREATE`` command for ``options``, built without a connection."""
-        if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
+        schemes = ("redis://", "rediss://", "unix://", *CLUSTER_SCHEMES)
+        if not isinstance(url, str) or not url.startswith(schemes):
             raise InvalidArgumentError("url", f"{url!r} is not a redis:// URL")
         fields = tuple(options.pop("metadata_fields", ()))
         config = RedisConfig(metadata_fields=fields, **options)
@@ -183,30 +214,62 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _missing_index(self) -> list[str]:
         with translate_errors("checking the search index"):
-            found = self._index_info() is not None
-        return [] if found else [f"search index {self.config.index_name}"]
+            names = self._index_names()
+            return [f"search index {n}" for n in names if self._index_info(n) is None]
 
     def create_schema(self) -> None:
         """Create the search index if missing (race-safe); check an existing one has every
-        attribute this configuration queries."""
-        self._create_index()
+        attribute this configuration queries. On a cluster: one index per master."""
+        with translate_errors("creating the search index"):
+            names = self._index_names()
+        for name in names:
+            self._create_index(name)
         self._schema_check.passed()
 
-    def _create_index(self) -> None:
+    def _index_names(self) -> list[str]:
+        """The index of each master: on one node, ``index_name``; on a cluster, where the
+        search module here has no coordinator (an index name is a key of one slot, and an
+        index covers the keys of its own node only), ``<index_name>{t}`` per master, ``t``
+        the tag of that master's lowest slot, so the name routes to that master."""
+        if not self._cluster:
+            return [self.config.index_name]
+        client: Any = self._client
+        lowest: dict[str, int] = {}
+        slots = client.nodes_manager.slots_cache
+        for slot in range(SLOTS):
+            nodes = slots.get(slot)
+            if not nodes:
+                raise SchemaError(f"cluster slot {slot} is served by no master")
+            lowest.setdefault(nodes[0].name, slot)
+        tags = slot_tags()
+        return [f"{self.config.index_name}{{{tags[s]}}}" for s in sorted(lowest.values())]
+
+    def _route(self, name: str) -> list[str]:
+        """``KEYS`` of a script on index ``name``: the name itself on a cluster (it routes
+        the call to the master holding that index), none on one node."""
+        return [name] if self._cluster else []
+
+    def _create_index(self, name: str) -> None:
         # FT.INFO first: an existing index costs one round trip and no FT.CREATE.
         with translate_errors("creating the search index"):
-            info = self._index_info()
+            info = self._index_info(name)
             if info is None:
                 try:
                     client: Any = self._client
-                    client.execute_command("FT.CREATE", *index_create_args(self.config))
+                    args = index_create_args(self.config)
+                    args[0] = name
+                    if self._cluster:
+                        node = client.get_node_from_key(name)
+                        client.execute_command("FT.CREATE", *args, target_nodes=node)
+                    else:
+                        client.execute_command("FT.CREATE", *args)
                     return
                 except redis.ResponseError as exc:
                     if "already exists" not in str(exc).lower():
                         raise
-                info = self._index_info()  # a concurrent creator won: check its index
+                info = self._index_info(name)  # a concurrent creator won: check it
             if info is None:
-                raise SchemaError(f"index {self.config.index_name!r} vanished while created")
+                raise SchemaError(f"index {name!r} vanished while created")
         attributes = set()
         for i in range(0, len(info) - 1, 2):
             if _text(info[i]) == "attributes":
@@ -216,14 +279,14 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         missing = index_attributes(self.config) - attributes
         if missing:
             raise SchemaError(
-                f"index {self.config.index_name!r} exists without {sorted(missing)}; "
+                f"index {name!r} exists without {sorted(missing)}; "
                 "drop it (FT.DROPINDEX) or use another index_name"
             )
 
-    def _index_info(self) -> Any:
-        """``FT.INFO`` of this repository's index, or None when it does not exist."""
+    def _index_info(self, name: str) -> Any:
+        """``FT.INFO`` of index ``name``, or None when it does not exist."""
         try:
-            return _SEARCH(self._client, [], ["INFO", self.config.index_name])
+            return _SEARCH(self._client, self._route(name), ["INFO", name])
         except redis.ResponseError as exc:
             if any(m in str(exc).lower() for m in MISSING_INDEX):
                 return None
@@ -231,6 +294,8 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     # -- hooks ----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        if self._cluster:
+            return self._cluster_ids_page(limit, after)
         layout = self._layout
         with translate_errors("listing conversations"):
             reply = _IDS_PAGE(
@@ -238,6 +303,57 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             )
         ids = [_text(x) for x in reply[1:]]
         return ConversationIdPage(ids, ids[-1] if int(reply[0]) and ids else None)
+
+    def _cluster_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        """A page of the cluster's per-slot id indexes, walked slot by slot, each in id
+        order: ``ZRANGE BYLEX`` of a span of slots in one pipeline (the span doubles while
+        slots are empty, so an empty store costs a few dozen round trips), then one
+        ``EXISTS`` per candidate (an expired conversation's id is pruned, as on one node)."""
+        slot, last = decode_cursor(after)
+        layout, client = self._layout, self._client
+        found: list[tuple[int, str]] = []
+        width = 64
+        with translate_errors("listing conversations"):
+            while slot < SLOTS and len(found) <= limit:
+                need = limit + 1 - len(found)
+                span = range(slot, min(slot + width, SLOTS))
+                pipe = client.pipeline(transaction=False)
+                for s in span:
+                    low = "(" + last if s == slot and last else "-"
+                    pipe.zrange(layout.slot_ids(s), low, "+", bylex=True, offset=0, num=need)
+                batches = [[_text(x) for x in b] for b in pipe.execute()]
+                live = self._live([cid for b in batches for cid in b])
+                next_slot, next_last = span[-1] + 1, ""
+                for s, batch in zip(span, batches, strict=True):
+                    found += [(s, cid) for cid in batch if live[cid]]
+                    if len(found) > limit:
+                        break
+                    if len(batch) == need:  # this slot may hold more: go on from its last
+                        next_slot, next_last = s, batch[-1]
+                        break
+                slot, last = next_slot, next_last
+                width = min(width * 2, 4096) if not found else 64
+        ids = [cid for _, cid in found[:limit]]
+        more = len(found) > limit
+        return ConversationIdPage(ids, encode_cursor(*found[limit - 1]) if more else None)
+
+    def _live(self, ids: list[str]) -> dict[str, bool]:
+        """Which of these conversations exist (their ``seq`` key); the others' ids are
+        removed from their slot's index, as the single-node listing script does."""
+        if not ids:
+            return {}
+        pipe = self._client.pipeline(transaction=False)
+        keys = [self._layout.conversation(cid) for cid in ids]
+        for k in keys:
+            pipe.exists(k.seq)
+        live = {cid: bool(n) for cid, n in zip(ids, pipe.execute(), strict=True)}
+        dead = [(cid, k) for cid, k in zip(ids, keys, strict=True) if not live[cid]]
+        if dead:
+            pipe = self._client.pipeline(transaction=False)
+            for cid, k in dead:
+                pipe.zrem(k.ids, cid)
+            pipe.execute()
+        return live
 
     def find_conversation_ids(self) -> list[str]:
         """Every conversation id, or the first ``max_conversation_ids`` when that is set."""
@@ -254,35 +370,58 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             after = page.next_after
         return ids[:cap]
 
-    def _read(
-        self, client: Any, cid: str, sys_tail: int, msg_tail: int, total: int
-    ) -> list[Message]:
-        keys = self._layout.conversation(cid)
-        with translate_errors("reading a conversation"):
-            docs = _READ(client, [keys.sys, keys.msg], [keys.doc_prefix, sys_tail, msg_tail, total])
-        if not docs:
-            return []
-        parse = self._decoded.parse
-        return [parse(d)[1] for d in docs.split(b"\n" if isinstance(docs, bytes) else "\n")]
+    def _tail(self, client: Any, keys: ConversationKeys, others: int) -> list[Message]:
+        """Every system message and the newest ``others`` other ones (-1: all), oldest
+        first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
+        so a tail of ``others + budget`` holds them all when there are at most ``budget``;
+        when there are more, the read is made again with a larger budget (rare: a window
+        keeps the system messages of one add). No log at all may be a conversation still in
+        the two-set layout: ``MIGRATE`` moves it (atomically) and the read is made again."""
+        budget = _SYSTEM_BUDGET
+        migrated = False
+        while True:
+            want = -1 if others < 0 else others + budget
+            entries = client.zrange(keys.log, 0 if want < 0 else -want, -1)
+            # (never on a cluster: the two-set layout's scripts crossed slots, so no
+            # cluster can hold its data)
+            if not entries and not migrated and not self._cluster:
+                migrated = True
+                if int(_MIGRATE(client, keys.migrate_keys, [keys.doc_prefix])):
+                    continue
+            messages = self._decoded.parse_entries(entries)
+            systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
+            if want < 0 or len(entries) < want or systems <= budget:
+                return in_order(messages, systems, others)
+            budget = 2 * systems
 
     def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
-        return self._read(self._client, cid, -1, -1, -1 if cap is None else cap)
+        if cap is not None:
+            return self._find_last(cid, cap)
+        with translate_errors("reading a conversation"):
+            return self._tail(self._client, self._layout.conversation(cid), -1)
 
     def _find_last(self, cid: str, n: int) -> list[Message]:
-        return self._read(self._client, cid, n, n, n)
+        keys = self._layout.conversation(cid)
+        with translate_errors("reading a conversation"):
+            return (self._tail(self._client, keys, n))[-n:]
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        return self._read(self._client, cid, -1, non_system_limit, -1)
+        keys = self._layout.conversation(cid)
+        with translate_errors("reading a conversation"):
+            return self._tail(self._client, keys, non_system_limit)
 
     def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
+        """The ``(kind, document body, log entry)`` triples the write scripts take."""
         tag = conversation_tag(cid)
+        fields = self._fields
         out: list[str] = []
         for m in messages:
-            out += [
-                "S" if isinstance(m, SystemMessage) else "M",
-                document_body(cid, tag, m, self._fields),
-            ]
+            out += (
+                "S" if m.message_type is MessageType.SYSTEM else "M",
+                document_body(cid, tag, m, fields),
+                log_entry(m),
+            )
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
@@ -301,9 +440,11 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
-        args = [*self._head(keys, cid), trim_to or 0, *self._pairs(cid, messages)]
+        triples = self._pairs(cid, messages)
+        args = [*self._head(keys, cid), trim_to or 0, *triples]
         with translate_errors("appending to a conversation"):
-            _APPEND(self._client, keys.script_keys, args)
+            first = _APPEND(self._client, keys.script_keys, args)
+        self._decoded.remember(int(first), triples[2::3], messages)
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
@@ -315,10 +456,12 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             # the pipeline holds one connection from WATCH to EXEC; reset() returns it
             # (unwatched) to the pool however the attempt ends, cancellation included
             with translate_errors("editing a conversation window"):
-                pipe = client.pipeline()
+                pipe = client.pipeline(transaction=True)
                 try:
-                    pipe.watch(keys.seq, keys.sys, keys.msg)
-                    edit = plan(self._read(pipe, cid, -1, non_system_limit, -1))
+                    pipe.watch(keys.seq, keys.log)
+                    # watching, the pipeline runs commands at once (a migration it runs
+                    # touches the watched log: EXEC then fails and the retry reads it)
+                    edit = plan(self._tail(pipe, keys, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
                     args = [
@@ -330,7 +473,10 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     ]
                     pipe.multi()
                     # EVAL, not EVALSHA: a NOSCRIPT inside EXEC could not be retried.
-                    pipe.eval(_scripts.EDIT, len(keys.script_keys), *keys.script_keys, *args)
+                    # (execute_command: a cluster pipeline refuses its eval() helper)
+                    pipe.execute_command(
+                        "EVAL", _scripts.EDIT, len(keys.script_keys), *keys.script_keys, *args
+                    )
                     pipe.execute()
                     return True
                 except WatchError:
@@ -352,10 +498,18 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if self._init_pending:  # the queries are not base methods: run the deferred set-up
             self._ensure_initialized()
         self._schema_check()
-        args = ["SEARCH", *search_args(self.config.index_name, search.query, n)]
+        layout = self._layout
+        reply: list[Any] = []
         with translate_errors("searching messages"):
-            reply = _SEARCH(self._client, [], args)
-        return parse_reply(reply, search.check)
+            # on a cluster: every master's index, each oldest first, merged by parse_reply
+            for name in self._index_names():
+                args = [
+                    layout.doc_prefix,
+                    layout.conversation_prefix,
+                    *search_args(name, search.query, n),
+                ]
+                reply += _SEARCH_MESSAGES(self._client, self._route(name), args)
+        return parse_reply(reply, search.check)[:n]
 
     def find_by_type(
         self,

@@ -5,28 +5,40 @@ commas, braces or spaces, maps to one safe key and one exact TAG value; ``{H}`` 
 cluster hash tag, keeping a conversation's keys in one slot)::
 
     <prefix>ids             ZSET  every conversation id (score 0), paged with ZRANGE BYLEX
+                                  (on a cluster: <prefix>ids:{t}, one per slot, see Layout)
     <prefix>c:{H}:seq       STR   next position (INCRBY: the server assigns positions)
-    <prefix>c:{H}:sys       ZSET  positions of system messages   (member = score = position)
-    <prefix>c:{H}:msg       ZSET  positions of the other messages
-    <prefix>m:{H}:<pos>     JSON  one message document, indexed by RediSearch
+    <prefix>c:{H}:log       ZSET  the log: one entry per message, score = position
+                                  (+ 2**50 for system messages: they sort last)
+    <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
 
-A message document::
+Before the log (chatmem up to the two-set layout), ``<prefix>c:{H}:sys`` and
+``<prefix>c:{H}:msg`` held the positions and each document carried the message as a
+``message`` string; such a conversation is moved into the log, atomically, by the first
+script that touches it (see ``_scripts``), so those two keys are named here too.
+
+A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: the message
+stored once, compact and exact (every field of every kind round-trips byte for byte). A
+history read is one plain ``ZRANGE`` of the log's tail (the system messages sort last, so the
+tail holds them too) and never touches RedisJSON or the index; a turn's window read returns
+the entries and nothing else.
+
+An index document holds only what the advanced queries need::
 
     {"position": 7, "conversation_id": "<id>", "conversation_key": "<H>",
      "message_type": "USER", "content": "<text>", "created_at": <UTC microseconds>,
-     "message": "<core wire JSON, as a string>", "metadata": {<typed projection>}}
+     "metadata": {<typed projection>}}
 
-``message`` holds the exact core wire format as a string, so every field of every kind
-round-trips byte for byte (RedisJSON turns integers beyond 64 bits into floats).
-``metadata`` holds only the configured fields whose value fits the field type, so a value of
-the wrong type is left out of the index instead of failing the whole document's indexing.
-History reads never use the index; they read the conversation's own keys.
+Searches return document keys only (``NOCONTENT``); the search script maps each key to its
+log entry. ``metadata`` holds only the configured fields whose value fits the field type, so
+a value of the wrong type is left out of the index instead of failing the whole document's
+indexing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._cluster import key_slot, slot_tags
 from ._config import MetadataFieldType, RedisConfig
 
 IDS = "ids"
@@ -57,32 +69,47 @@ class ConversationKeys:
 
     ids: str
     seq: str
-    sys: str
-    msg: str
+    log: str
+    old_sys: str
+    old_msg: str
     doc_prefix: str
 
     @property
     def script_keys(self) -> list[str]:
-        return [self.ids, self.seq, self.sys, self.msg]
+        return [self.ids, self.seq, self.log, self.old_sys, self.old_msg]
+
+    @property
+    def migrate_keys(self) -> list[str]:
+        """``KEYS`` of the ``MIGRATE`` script."""
+        return [self.seq, self.log, self.old_sys, self.old_msg]
 
 
 class Layout:
-    """Key names under one prefix."""
+    """Key names under one prefix. On a cluster (``cluster=True``) the id index is one set
+    per slot, ``<prefix>ids:{t}``, in the slot of the conversations it lists (see
+    ``_cluster``), so each write script touches one slot only."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, *, cluster: bool = False) -> None:
         self.prefix = prefix
+        self.cluster = cluster
         self.ids = prefix + IDS
         self.doc_prefix = prefix + DOC_PREFIX
         self.conversation_prefix = prefix + CONVERSATION_PREFIX
 
+    def slot_ids(self, slot: int) -> str:
+        """The cluster's id index of one slot."""
+        return f"{self.ids}:{{{slot_tags()[slot]}}}"
+
     def conversation(self, cid: str) -> ConversationKeys:
-        base = "{" + conversation_tag(cid) + "}"
+        tag = conversation_tag(cid)
+        base = "{" + tag + "}"
         conv = self.conversation_prefix + base
         return ConversationKeys(
-            ids=self.ids,
+            ids=self.slot_ids(key_slot(base)) if self.cluster else self.ids,
             seq=conv + ":seq",
-            sys=conv + ":sys",
-            msg=conv + ":msg",
+            log=conv + ":log",
+            old_sys=conv + ":sys",
+            old_msg=conv + ":msg",
             doc_prefix=self.doc_prefix + base + ":",
         )
 

@@ -1,60 +1,122 @@
-"""Lua scripts: each write is one atomic script, each read one script (one round trip).
+"""Lua scripts: each write is one atomic script (one round trip).
 
-Write scripts take ``KEYS = [ids, seq, sys, msg]`` (see ``_schema``) and
-``ARGV = [doc_prefix, conversation_id, ttl_ms, ...]``; new messages travel as pairs
-``(kind, body)`` where kind is ``S`` for system messages and body is the document JSON
-without its opening brace (the script prepends the server-assigned position).
+Write scripts take ``KEYS = [ids, seq, log, sys, msg]`` (see ``_schema``) and
+``ARGV = [doc_prefix, conversation_id, ttl_ms, ...]``; new messages travel as triples
+``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
+without its opening brace, entry the log entry without its position (the script prepends
+the server-assigned position to both).
 
-Every write ends in ``finish()``: an emptied conversation is removed from the id set; a
-live one is listed and, with a TTL, every key it owns (counter, both sets, every document)
-gets the same expiry in the same script, so a conversation expires whole, never head first.
+The history lives in the log alone: one sorted set per conversation, member = entry,
+score = position, plus ``SYSTEM_OFFSET`` for system messages so that they sort after every
+other message. Reads are then plain ``ZRANGE``s, no script: the last ``k + s`` members are
+the last ``k`` other messages and all ``s`` system messages. The documents only feed the
+search index. Every write ends in ``finish()``: an emptied conversation is removed from the
+id set; a live one is listed and, with a TTL, every key it owns (counter, log, every
+document) gets the same expiry in the same script, so a conversation expires whole, never
+head first.
+
+Upgrade from the two-set layout (before the log: ``c:{H}:sys`` and ``c:{H}:msg`` held the
+positions and each document carried the message as a ``message`` string): every write
+script first runs ``migrate()``, which, when either old set exists, moves that
+conversation into the log inside the same script (so no reader or writer ever sees it half
+moved) and drops the ``message`` copy from its documents. Reads that find no log run
+``MIGRATE`` (the same function alone) and read again; the search script reads an
+un-migrated hit from its document.
 """
 
 from __future__ import annotations
 
-_PRELUDE = r"""
-local ids, seqk, sysk, msgk = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local docp, cid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+SYSTEM_OFFSET = 2**50
+"""Added to a system message's position for its score (positions stay below it; scores
+stay exact doubles below 2**53)."""
 
-local function each_chunk(members, fn)
-  for i = 1, #members, 1000 do
-    local chunk = {}
-    for j = i, math.min(i + 999, #members) do chunk[#chunk + 1] = docp .. members[j] end
-    fn(chunk)
-  end
+_MIGRATE_FUNCTION = (
+    r"""
+local OFFSET = """
+    + str(SYSTEM_OFFSET)
+    + r"""
+
+-- A two-set layout document's log entry (nil if it is not one): position, created_at and
+-- the wire JSON, which that layout kept as the document's "message" string.
+local function old_entry(doc, p)
+  local wire = redis.call('JSON.GET', doc, '$.message')
+  if not wire then return nil end
+  wire = cjson.decode(wire)[1]
+  local micros = string.match(redis.call('JSON.GET', doc, '$.created_at'), '^%[(%-?%d+)%]$')
+  if type(wire) ~= 'string' or not micros then return nil end
+  return p .. ' ' .. micros .. ' ' .. wire
 end
 
-local function drop_docs(members)
-  each_chunk(members, function(chunk) redis.call('DEL', unpack(chunk)) end)
+-- The two-set layout's conversation (old position sets sysk/msgk, the message as the
+-- document's "message" string) moved into the log: same positions, same timestamps, the
+-- wire JSON byte for byte; the seq counter is kept, and so is a TTL. Returns 1 if moved.
+local function migrate(seqk, logk, sysk, msgk, docp)
+  if redis.call('EXISTS', sysk, msgk) == 0 then return 0 end
+  local ttl = redis.call('PTTL', seqk)
+  for _, z in ipairs({sysk, msgk}) do
+    local offset = 0
+    if z == sysk then offset = OFFSET end
+    for _, p in ipairs(redis.call('ZRANGE', z, 0, -1)) do
+      local entry = old_entry(docp .. p, p)
+      if entry then
+        redis.call('ZADD', logk, string.format('%.0f', tonumber(p) + offset), entry)
+        redis.call('JSON.DEL', docp .. p, '$.message')
+      end
+    end
+  end
+  redis.call('DEL', sysk, msgk)
+  if ttl > 0 and redis.call('EXISTS', logk) == 1 then redis.call('PEXPIRE', logk, ttl) end
+  return 1
+end
+"""
+)
+
+_PRELUDE = (
+    r"""
+local ids, seqk, logk, oldsys, oldmsg = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local docp, cid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+"""
+    + _MIGRATE_FUNCTION
+    + r"""
+migrate(seqk, logk, oldsys, oldmsg, docp)
+
+-- a log entry starts with its position
+local function pos(entry) return string.match(entry, '^%d+') end
+
+local function drop_docs(entries)
+  for i = 1, #entries, 1000 do
+    local chunk = {}
+    for j = i, math.min(i + 999, #entries) do chunk[#chunk + 1] = docp .. pos(entries[j]) end
+    redis.call('DEL', unpack(chunk))
+  end
 end
 
 local function push(first)
-  local n = (#ARGV - first + 1) / 2
-  if n <= 0 then return end
+  local n = (#ARGV - first + 1) / 3
+  if n <= 0 then return 0 end
   local seq = redis.call('INCRBY', seqk, n) - n
-  for i = first, #ARGV, 2 do
+  local start = seq
+  for i = first, #ARGV, 3 do
     redis.call('JSON.SET', docp .. seq, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
-    if ARGV[i] == 'S' then
-      redis.call('ZADD', sysk, seq, seq)
-    else
-      redis.call('ZADD', msgk, seq, seq)
-    end
+    local score = seq
+    if ARGV[i] == 'S' then score = seq + OFFSET end
+    redis.call('ZADD', logk, string.format('%.0f', score), seq .. ' ' .. ARGV[i + 2])
     seq = seq + 1
   end
+  return start
 end
 
 local function finish()
-  if redis.call('EXISTS', sysk, msgk) == 0 then
+  if redis.call('EXISTS', logk) == 0 then
     redis.call('DEL', seqk)
     redis.call('ZREM', ids, cid)
     return
   end
   redis.call('ZADD', ids, 0, cid)
   local function apply(fn)
-    for _, k in ipairs({seqk, sysk, msgk}) do fn(k) end
-    for _, z in ipairs({sysk, msgk}) do
-      for _, s in ipairs(redis.call('ZRANGE', z, 0, -1)) do fn(docp .. s) end
-    end
+    fn(seqk)
+    fn(logk)
+    for _, e in ipairs(redis.call('ZRANGE', logk, 0, -1)) do fn(docp .. pos(e)) end
   end
   if ttl > 0 then
     apply(function(k) redis.call('PEXPIRE', k, ttl) end)
@@ -65,36 +127,37 @@ local function finish()
 end
 
 local function drop_all()
-  drop_docs(redis.call('ZRANGE', sysk, 0, -1))
-  drop_docs(redis.call('ZRANGE', msgk, 0, -1))
-  redis.call('DEL', seqk, sysk, msgk)
+  drop_docs(redis.call('ZRANGE', logk, 0, -1))
+  redis.call('DEL', seqk, logk)
 end
 """
+)
 
 APPEND = (
     _PRELUDE
     + r"""
--- ARGV[4] = trim_to (0: none); pairs from ARGV[5]
-push(5)
+-- ARGV[4] = trim_to (0: none); triples from ARGV[5]. Returns the first new position.
+local start = push(5)
 local trim = tonumber(ARGV[4])
 if trim > 0 then
   -- Trim in batches (once the log holds twice the bound) so a steady turn deletes nothing.
-  local count = redis.call('ZCARD', msgk)
+  -- The other messages sort first: ranks 0 .. extra-1 are the oldest of them.
+  local count = redis.call('ZCOUNT', logk, '-inf', '(' .. OFFSET)
   if count > 2 * trim then
     local extra = count - trim
-    drop_docs(redis.call('ZRANGE', msgk, 0, extra - 1))
-    redis.call('ZREMRANGEBYRANK', msgk, 0, extra - 1)
+    drop_docs(redis.call('ZRANGE', logk, 0, extra - 1))
+    redis.call('ZREMRANGEBYRANK', logk, 0, extra - 1)
   end
 end
 finish()
-return 1
+return start
 """
 )
 
 SAVE_ALL = (
     _PRELUDE
     + r"""
--- pairs from ARGV[4]
+-- triples from ARGV[4]
 drop_all()
 push(4)
 finish()
@@ -115,19 +178,21 @@ EDIT = (
     _PRELUDE
     + r"""
 -- ARGV[4] = delete non-system below this position ('' : no), ARGV[5] = n positions to
--- delete, ARGV[6 .. 5+n] = those positions, then pairs
+-- delete, ARGV[6 .. 5+n] = those positions, then triples
 local below = ARGV[4]
 local ndel = tonumber(ARGV[5])
 for i = 6, 5 + ndel do
   local s = ARGV[i]
-  if redis.call('ZREM', sysk, s) + redis.call('ZREM', msgk, s) > 0 then
+  local sys = string.format('%.0f', tonumber(s) + OFFSET)
+  local gone = redis.call('ZREMRANGEBYSCORE', logk, sys, sys)
+  if gone + redis.call('ZREMRANGEBYSCORE', logk, s, s) > 0 then
     redis.call('DEL', docp .. s)
   end
 end
 if below ~= '' then
-  local bound = '(' .. below
-  drop_docs(redis.call('ZRANGE', msgk, '-inf', bound, 'BYSCORE'))
-  redis.call('ZREMRANGEBYSCORE', msgk, '-inf', bound)
+  local bound = '(' .. below  -- below every system score
+  drop_docs(redis.call('ZRANGE', logk, '-inf', bound, 'BYSCORE'))
+  redis.call('ZREMRANGEBYSCORE', logk, '-inf', bound)
 end
 push(6 + ndel)
 finish()
@@ -135,40 +200,14 @@ return 1
 """
 )
 
-READ = r"""
--- KEYS = [sys, msg]; ARGV = [doc_prefix, sys_tail, msg_tail, total_tail]
--- A tail of -1 means all; the result is the documents, oldest first, one a line.
-local docp = ARGV[1]
-local function tail(z, n)
-  if n < 0 then return redis.call('ZRANGE', z, 0, -1) end
-  if n == 0 then return {} end
-  return redis.call('ZRANGE', z, -n, -1)
-end
-local a, b = tail(KEYS[1], tonumber(ARGV[2])), tail(KEYS[2], tonumber(ARGV[3]))
-local seqs, i, j = {}, 1, 1
-while i <= #a or j <= #b do
-  if j > #b or (i <= #a and tonumber(a[i]) < tonumber(b[j])) then
-    seqs[#seqs + 1] = a[i]; i = i + 1
-  else
-    seqs[#seqs + 1] = b[j]; j = j + 1
-  end
-end
-local total = tonumber(ARGV[4])
-local from = 1
-if total >= 0 and #seqs > total then from = #seqs - total + 1 end
-local out = {}
-for k = from, #seqs, 1000 do
-  local keys = {}
-  for m = k, math.min(k + 999, #seqs) do keys[#keys + 1] = docp .. seqs[m] end
-  keys[#keys + 1] = '.'
-  for _, d in ipairs(redis.call('JSON.MGET', unpack(keys))) do
-    if d then out[#out + 1] = d end
-  end
-end
--- One bulk string, one document a line (RedisJSON escapes every newline inside strings):
--- clients parse one reply instead of one per message.
-return table.concat(out, '\n')
+MIGRATE = (
+    _MIGRATE_FUNCTION
+    + r"""
+-- KEYS = [seq, log, sys, msg]; ARGV = [doc_prefix]. 1 when the log exists afterwards.
+migrate(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1])
+return redis.call('EXISTS', KEYS[2])
 """
+)
 
 IDS_PAGE = r"""
 -- KEYS = [ids]; ARGV = [after ('' : from the start), limit, conversation key prefix]
@@ -203,3 +242,38 @@ SEARCH = r"""
 if ARGV[1] ~= 'SEARCH' and ARGV[1] ~= 'INFO' then return redis.error_reply('bad command') end
 return redis.call('FT.' .. ARGV[1], unpack(ARGV, 2))
 """
+
+SEARCH_MESSAGES = (
+    # read-only; on a cluster it runs on one master (KEYS = [that master's index name]) and
+    # reads the hits' keys there, in other slots of the same node, undeclared: Redis allows
+    # that (explicitly so with this flag) and fails, never skips, a key of another node
+    "#!lua flags=no-writes,allow-cross-slot-keys\n"
+    + _MIGRATE_FUNCTION
+    + r"""
+-- ARGV = [doc_prefix, conversation_prefix, FT.SEARCH arguments (NOCONTENT)...]
+-- Returns {tag, entry, tag, entry, ...} in the search's order: each hit's conversation tag
+-- ({H}) and its log entry; a hit whose message is gone (trimmed, expired) is skipped.
+local docp, convp = ARGV[1], ARGV[2]
+local reply = redis.call('FT.SEARCH', unpack(ARGV, 3))
+local out = {}
+for k = 2, #reply do
+  local tag, p = string.match(string.sub(reply[k], #docp + 1), '^({%x+}):(%d+)$')
+  if tag then
+    local log = convp .. tag .. ':log'
+    local found = redis.call('ZRANGE', log, p, p, 'BYSCORE')
+    if #found == 0 then
+      local sys = string.format('%.0f', tonumber(p) + OFFSET)
+      found = redis.call('ZRANGE', log, sys, sys, 'BYSCORE')
+    end
+    if #found > 0 then
+      out[#out + 1] = tag; out[#out + 1] = found[1]
+    else
+      -- not migrated yet (two-set layout): the message is the document's own copy
+      local entry = old_entry(docp .. tag .. ':' .. p, p)
+      if entry then out[#out + 1] = tag; out[#out + 1] = entry end
+    end
+  end
+end
+return out
+"""
+)

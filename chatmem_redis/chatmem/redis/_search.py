@@ -16,7 +16,7 @@ from typing import Any
 
 from chatmem.core import InvalidArgumentError, Message, MessageType, to_micros
 
-from ._codec import numeric_value, parse_document, tag_value
+from ._codec import numeric_value, parse_entry, tag_value
 from ._config import MetadataField, MetadataFieldType
 from ._query import numeric_range, tag_query, text_query
 from ._schema import CONTENT, CONVERSATION_KEY, CREATED_AT, MESSAGE_TYPE, conversation_tag
@@ -119,9 +119,11 @@ def by_metadata(field: MetadataField, value: object) -> Search | None:
 
 
 def search_args(index: str, query: str, limit: int) -> list[str]:
-    """FT.SEARCH arguments (after the command name): oldest first, at most ``limit``."""
+    """FT.SEARCH arguments (after the command name): oldest first, at most ``limit``, keys
+    only (the messages come from the conversations' logs)."""
     return [
-        index, query, "SORTBY", CREATED_AT, "ASC", "LIMIT", "0", str(limit), "DIALECT", "2",
+        index, query, "NOCONTENT", "SORTBY", CREATED_AT, "ASC", "LIMIT", "0", str(limit),
+        "DIALECT", "2",
     ]  # fmt: skip
 
 
@@ -130,17 +132,11 @@ def _text(value: Any) -> str:
 
 
 def parse_reply(reply: Sequence[Any], check: Check | None) -> list[MessageWithConversation]:
-    """Hits of an FT.SEARCH reply ``[total, key, [field, value, ...], ...]``."""
+    """Hits of the search script's reply ``[tag, entry, tag, entry, ...]`` (tag = ``{H}``)."""
     hits: list[MessageWithConversation] = []
-    for i in range(1, len(reply) - 1, 2):
-        fields = reply[i + 1] or ()  # a key that expired after indexing has no fields
-        doc = next(
-            (fields[j + 1] for j in range(0, len(fields) - 1, 2) if _text(fields[j]) == "$"),
-            None,
-        )
-        if doc is None:
-            continue
-        cid, message = parse_document(doc)
+    for i in range(0, len(reply) - 1, 2):
+        cid = bytes.fromhex(_text(reply[i])[1:-1]).decode("utf-8")
+        message = parse_entry(reply[i + 1])
         if check is None or check(cid, message):
             assert message.created_at is not None
             hits.append(MessageWithConversation(cid, message, message.created_at))
