@@ -25,11 +25,12 @@ from ._schema import SCHEMA_AGREEMENT_WAIT, check_table, create_keyspace_cql, cr
 def ensure_schema(session: Any, config: CassandraConfig) -> None:
     """Create the keyspace and the table when the driver's metadata lacks them (``IF NOT
     EXISTS`` and a name-derived table id make racing creators agree), wait for schema
-    agreement after each DDL, then check the table's columns."""
+    agreement after each DDL (or once, when nothing was missing), then check the columns."""
     c = config
     with translate_errors("schema creation"):
         metadata = session.cluster.metadata
         keyspace = metadata.keyspaces.get(c.keyspace)
+        ran_ddl = keyspace is None or c.table_name not in keyspace.tables
         if keyspace is None:
             _ddl(session, create_keyspace_cql(c.keyspace, c.replication))
             keyspace = metadata.keyspaces.get(c.keyspace)
@@ -37,6 +38,11 @@ def ensure_schema(session: Any, config: CassandraConfig) -> None:
             _ddl(session, create_table_cql(c))
             keyspace = metadata.keyspaces.get(c.keyspace)
         table = keyspace.tables.get(c.table_name) if keyspace is not None else None
+        if not ran_ddl and not schema_agreed(session, None, SCHEMA_AGREEMENT_WAIT):
+            # our metadata may show a table another client is creating right now (the
+            # driver loads it at connect without waiting for agreement): on a cluster a node
+            # that has not applied it yet would answer "table does not exist"
+            raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
     if table is not None:
         check_table(config, table)
 
