@@ -15,7 +15,7 @@ thread, once (see ``_aio``).
 
 from __future__ import annotations
 
-import asyncio  # sync: import threading
+import asyncio  # sync: import time
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +27,7 @@ from chatmem.core.backend import (
     AsyncBaseChatMemoryRepository,
     AsyncOwnedClientMixin,
     AsyncSchemaCheck,
+    BackendUnavailableError,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
@@ -41,8 +42,9 @@ from ._async_ddl import ensure_schema
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
-from ._errors import table_not_ready, translate_errors
-from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
+from ._errors import table_not_ready, translate_errors, unknown_outcome
+from ._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append
+from ._policies import LWT_RETRY_POLICY
 from ._schema import Statements, missing_schema, schema_cql, statements
 
 # unasync: _aio -> _blocking
@@ -58,6 +60,8 @@ to spread out instead of colliding again (measured: 100 tries ran out at 50 ms).
 PREPARE_ATTEMPTS = 20
 """Tries of preparing a statement on a table another client has just created (see
 ``table_not_ready``)."""
+SETTLE_ATTEMPTS = 10
+"""Tries of the reads that settle a write of unknown outcome (they race the same writers)."""
 KNOWN_CONVERSATIONS = 4096
 """How many conversations' guards the repository remembers (least recently used go first)."""
 
@@ -192,21 +196,36 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
         return prepared
 
     async def _run(
-        self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
+        self,
+        name: str,
+        params: Sequence[Any],
+        what: str,
+        fetch_size: int | None = None,
+        serial: bool = False,
     ) -> Any:
-        """Run a prepared statement; the result's first page (``_rows`` reads the others)."""
+        """Run a prepared statement; the result's first page (``_rows`` reads the others).
+        ``serial``: read at the serial consistency (finishes any transaction in flight)."""
         prepared = await self._ps(name)
         bound = prepared.bind(params)
         if fetch_size is not None:
             bound.fetch_size = fetch_size
+        if serial:
+            from cassandra import ConsistencyLevel
+
+            bound.consistency_level = getattr(ConsistencyLevel, self.config.serial_consistency)
         with translate_errors(what):
             return await execute(self._session, bound)
 
     async def _rows(
-        self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
+        self,
+        name: str,
+        params: Sequence[Any],
+        what: str,
+        fetch_size: int | None = None,
+        serial: bool = False,
     ) -> list[Any]:
         """Every row of a bounded statement (``LIMIT``), page after page."""
-        result = await self._run(name, params, what, fetch_size)
+        result = await self._run(name, params, what, fetch_size, serial)
         rows = list(result.current_rows)
         while result.has_more_pages:
             with translate_errors(what):
@@ -214,25 +233,71 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
             rows.extend(result.current_rows)
         return rows
 
-    async def _cas(self, cid: str, parts: Sequence[Part], what: str) -> bool:
-        """Run a conditional single-partition batch; on a lost race remember the new guard."""
+    async def _cas(
+        self, cid: str, parts: Sequence[Part], what: str, claims: Claims | None = None
+    ) -> bool:
+        """Run a conditional single-partition batch; on a lost race remember the new guard.
+        When its outcome is unknown (see ``_settle``) it is settled by reading: False (try
+        again) when it did not apply or may be repeated; still an error when it cannot be
+        told."""
         from cassandra import ConsistencyLevel
         from cassandra.query import BatchStatement, BatchType
 
         batch = BatchStatement(
             batch_type=BatchType.UNLOGGED,
+            # never resent after a lost coordinator: it may have applied (see _policies)
+            retry_policy=LWT_RETRY_POLICY,
             consistency_level=getattr(ConsistencyLevel, self.config.consistency),
             serial_consistency_level=getattr(ConsistencyLevel, self.config.serial_consistency),
         )
         for name, params in parts:
             batch.add(await self._ps(name), params)
-        with translate_errors(what):
-            result = await execute(self._session, batch)
-            applied = bool(result.was_applied)
+        try:
+            with translate_errors(what):
+                result = await execute(self._session, batch)
+        except BackendUnavailableError as error:
+            if not unknown_outcome(error.__cause__):
+                raise
+            settled = await self._settle(cid, claims if claims is not None else Claims())
+            if settled is None:
+                raise
+            self._remember(cid, None)  # read afresh before the next try
+            return settled
+        applied = bool(result.was_applied)
         if not applied:
             current = dict(zip(result.column_names or (), _seq(result.one()) or (), strict=False))
             self._remember(cid, _Known(current.get(self.config.next_position_column)))
         return applied
+
+    async def _settle(self, cid: str, claims: Claims) -> bool | None:
+        """After a write whose outcome is unknown (a CAS timeout, Paxos v1's
+        ``CAS_WRITE_UNKNOWN``, a coordinator lost mid-request): a read at the serial
+        consistency finishes or voids any transaction still in flight on the partition,
+        then ``claims`` tell whether ours is stored. None when the reads fail too or it
+        cannot be told (the caller raises the original error)."""
+        if not claims.rows and not claims.systems:
+            return False  # repeatable: try again
+        positions = [*claims.rows, *claims.systems]
+        for attempt in range(SETTLE_ATTEMPTS):
+            try:
+                statics = await self._rows(
+                    "select_statics", (cid,), "settling a write", serial=True
+                )
+                found = (
+                    await self._rows(
+                        "select_range", (cid, min(positions), max(positions)), "settling a write"
+                    )
+                    if claims.rows
+                    else []
+                )
+                break
+            except BackendUnavailableError:
+                if attempt == SETTLE_ATTEMPTS - 1:
+                    return None
+                await asyncio.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
+        state = _seq(statics[0]) if statics else (None, None, None)
+        rows = {r[0]: (r[1], r[2], r[3]) for r in map(_seq, found)}
+        return claims.verdict(state[0], state[1], dict(state[2] or {}), rows)
 
     # -- known guards ---------------------------------------------------------------------
     def _remember(self, cid: str, known: _Known | None) -> None:
@@ -387,7 +452,7 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
 
     async def _apply(self, cid: str, batch: Batch, what: str = "a write") -> bool | None:
         """Run one planned batch; remember what it leaves known, or None when it lost."""
-        if not await self._cas(cid, batch.parts, what):
+        if not await self._cas(cid, batch.parts, what, batch.claims):
             return None
         self._remember(cid, _Known(batch.next_position, batch.kept))
         return True
