@@ -50,6 +50,15 @@ SEED = ADDRESSES[0]
 REPLICATION_FACTOR = 3
 CLUSTER_NAME = "chatmem-test-cluster"
 PROBE_TABLE = "chatmem_ring_probe"
+SERVER_TIMEOUTS = """\
+write_request_timeout: 8000ms
+read_request_timeout: 8000ms
+range_request_timeout: 8000ms
+cas_contention_timeout: 4000ms
+"""
+"""Cassandra's own replica timeouts, raised from 2 s / 5 s / 10 s / 1 s: three JVMs on two
+shared cores answer a Paxos round late under the suite's 16 racing writers (measured: CAS
+write timeouts with 0 of 2 replies at the defaults). Still below the driver's 10 s."""
 STOP_GRACE = 30.0
 """Seconds a SIGTERMed node may take to drain before it is SIGKILLed."""
 
@@ -213,7 +222,7 @@ class CassandraClusterHarness(CassandraHarness):
                 seeds=f"{SEED}:{storage_port}",
                 cluster_name=CLUSTER_NAME,
                 # fresh and empty: join with a fixed token at once, nothing to stream
-                extra_yaml=f"initial_token: {token}\nauto_bootstrap: false\n",
+                extra_yaml=f"initial_token: {token}\nauto_bootstrap: false\n{SERVER_TIMEOUTS}",
             )
             nodes.append(ClusterNode(address, node, node.command(java, lib, heap)))
         cluster: Any = None
