@@ -47,6 +47,8 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "redis": ("redis", ("chatmem_redis/tests",)),
     "mongo": ("mongo", ("chatmem_mongo/tests",)),
     "cassandra": ("cassandra", ("chatmem_cassandra/tests",)),
+    # 3 nodes on 127.0.0.1-3: the shared suite plus the node-failure tests
+    "cassandra_cluster": ("cassandra", ("chatmem_cassandra/tests",)),
     "neo4j": ("neo4j", ("chatmem_neo4j/tests",)),
     "ferretdb": ("mongo", ("chatmem_mongo/tests",)),
 }
@@ -175,8 +177,11 @@ def conformance_tc(session: nox.Session, backend: str) -> None:
     )
 
 
-# no server here for mssql/oracle; ferretdb is a cross-check of the mongo stand-in, not a backend
-RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle", "ferretdb")]
+# no server here for mssql/oracle; ferretdb is a cross-check of the mongo stand-in, not a
+# backend; the Cassandra cluster's reliability tests are its node failures (conformance session)
+RELIABILITY_BACKENDS = [
+    b for b in HARNESSES if b not in ("mssql", "oracle", "ferretdb", "cassandra_cluster")
+]
 
 
 @nox.session(python=MAIN_PYTHON)

@@ -601,25 +601,21 @@ def test_from_url_applies_the_driver_timeouts(repository: Any, server: ServerInf
 
 
 def test_an_unknown_lwt_outcome_is_settled_by_what_the_write_claimed() -> None:
-    """After a CAS timeout, CAS_WRITE_UNKNOWN or a lost coordinator, a serial read tells:
-    stored (done), certainly not stored (try again), or not knowable (raise)."""
+    """After a CAS timeout, CAS_WRITE_UNKNOWN or a lost coordinator, a serial read of the
+    claimed positions tells: stored (done) or not (write again: stored once)."""
     from chatmem.cassandra._plan import Claims, claims
 
     msg = UserMessage("hi", created_at=from_micros(1_700_000_000_000_000))
-    mine = claims(10, 10, [msg])
+    mine = claims(10, [msg])
     row = mine.rows[10]
-    assert mine.verdict(11, 0, {}, {10: row}) is True  # stored
-    assert mine.verdict(14, 0, {}, {10: row}) is True  # stored, others wrote after
-    assert mine.verdict(10, 0, {}, {}) is False  # the guard never moved
+    assert mine.verdict({}, {10: row}) is True  # stored
+    assert mine.verdict({}, {}) is False  # not there (never applied, or trimmed since)
     other = ("user", '{"other": 1}', 1)
-    assert mine.verdict(11, 0, {}, {10: other}) is False  # another write took position 10
-    assert mine.verdict(30, 20, {}, {}) is None  # gone, guard moved on: cannot tell
-    system = claims(5, 5, [SystemMessage("s", created_at=from_micros(1))])
-    assert system.verdict(6, 0, {5: system.systems[5]}, {}) is True
-    first = claims(None, 123, [msg])
-    assert first.verdict(None, None, {}, {}) is False
-    assert first.verdict(501, 500, {}, {}) is False  # another writer started it elsewhere
-    assert Claims(guard=3).verdict(9, 0, {}, {}) is False  # a replace or delete: repeat it
+    assert mine.verdict({}, {10: other}) is False  # another write took position 10
+    system = claims(5, [SystemMessage("s", created_at=from_micros(1))])
+    assert system.verdict({5: system.systems[5]}, {}) is True
+    assert system.verdict({}, {}) is False
+    assert Claims().verdict({}, {}) is False  # a replace or a delete: repeat it
 
 
 def test_cas_write_unknown_is_a_typed_unknown_outcome() -> None:

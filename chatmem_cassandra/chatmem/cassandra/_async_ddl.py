@@ -2,9 +2,8 @@
 code; ``_ddl.py`` is its generated sync twin.
 
 The DDL is sent like any statement (the async twin awaits the driver's future through
-``_aio``). The driver refreshes its schema metadata and waits for schema agreement before a
-DDL's future completes; the async twin waits again, in a thread, only when that wait saw no
-agreement (set-up only, never per operation).
+``_aio``); then every node's agreement on the schema is checked through the control
+connection (in a thread in the async twin: set-up only, never per operation).
 """
 
 from __future__ import annotations
@@ -50,8 +49,10 @@ async def ensure_schema(session: Any, config: CassandraConfig) -> None:
 async def _ddl(session: Any, cql: str) -> None:
     from cassandra import AlreadyExists
 
-    result = None
     with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare: IF NOT EXISTS)
-        result = await execute(session, cql, timeout=SCHEMA_AGREEMENT_WAIT)
-    if not await schema_agreed(session, result, SCHEMA_AGREEMENT_WAIT):
+        await execute(session, cql, timeout=SCHEMA_AGREEMENT_WAIT)
+    # always asked, not taken from the DDL's result: an ``IF NOT EXISTS`` that found the
+    # table another client had just created changed nothing, so the driver waited for no
+    # agreement, and a replica still without the table answers "Unknown CF" (seen on 3 nodes)
+    if not await schema_agreed(session, None, SCHEMA_AGREEMENT_WAIT):
         raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")

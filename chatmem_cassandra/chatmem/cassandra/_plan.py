@@ -88,43 +88,28 @@ Part = tuple[str, Sequence[Any]]
 
 @dataclass(frozen=True)
 class Claims:
-    """What a write claims, to tell after an unknown outcome whether it applied: the guard
-    it expected, its base, and the new messages it puts at their positions (rows as
-    ``(message_type, content, created_at)``, system entries as ``(created_at, content)``).
+    """What a write claims, to tell after an unknown outcome whether it applied: the new
+    messages it puts at their positions (rows as ``(message_type, content, created_at)``,
+    system entries as ``(created_at, content)``).
     A write with no new messages (a replace, a delete, a deletion-only edit) may simply be
     tried again: a repeat is the same operation, ordered later."""
 
-    guard: int | None = None
-    base: int = 0
     rows: Mapping[int, tuple[str, str, int]] = field(default_factory=dict)
     systems: Mapping[int, SystemEntry] = field(default_factory=dict)
 
-    def verdict(
-        self,
-        next_position: int | None,
-        origin: int | None,
-        systems: Mapping[int, Any],
-        rows: Mapping[int, tuple[str, str, int]],
-    ) -> bool | None:
-        """From a settled read (SERIAL: no transaction left in flight): True when the write
-        is stored, False when it certainly is not (or may be repeated), None when it cannot
-        be told (its positions are gone and the guard moved on)."""
+    def verdict(self, systems: Mapping[int, Any], rows: Mapping[int, tuple[str, str, int]]) -> bool:
+        """From a settled read (SERIAL: no transaction left in flight) of the claimed
+        positions: True when every new message is stored there (done), else False (write it
+        again). False also covers a write that did apply but whose positions a concurrent
+        write has since trimmed or replaced: written again, it is stored once, as the newest,
+        which is how the two writes are then ordered; it is never stored twice and an
+        acknowledged write is never missing."""
         if not self.rows and not self.systems:
-            return False
+            return False  # a replace, a delete: repeatable
         found = {p: tuple(v) for p, v in systems.items()}
-        if all(rows.get(p) == v for p, v in self.rows.items()) and all(
+        return all(rows.get(p) == v for p, v in self.rows.items()) and all(
             found.get(p) == tuple(v) for p, v in self.systems.items()
-        ):
-            return True
-        if next_position == self.guard:
-            return False  # the guard never moved: nothing applied
-        if any(p in rows and rows[p] != v for p, v in self.rows.items()) or any(
-            p in found and found[p] != tuple(v) for p, v in self.systems.items()
-        ):
-            return False  # another write holds our positions
-        if self.guard is None and origin != self.base:
-            return False  # another writer started the conversation at its own origin
-        return None
+        )
 
 
 @dataclass(frozen=True)
@@ -139,11 +124,9 @@ class Batch:
     claims: Claims = field(default_factory=Claims)
 
 
-def claims(guard: int | None, base: int, messages: Sequence[Message]) -> Claims:
+def claims(base: int, messages: Sequence[Message]) -> Claims:
     """The claims of a write putting ``messages`` at ``base + i``."""
     return Claims(
-        guard,
-        base,
         {base + i: row_values(m) for i, m in enumerate(messages) if not is_system(m)},
         {base + i: system_entry(m) for i, m in enumerate(messages) if is_system(m)},
     )
@@ -218,7 +201,7 @@ def plan_append(
         parts.append(("cas_add_systems", (end, systems, cid, guard)))
     else:
         parts.append(("cas_next", (end, cid, guard)))
-    return Batch(tuple(parts), end, rows.kept, claims(guard, base, messages))
+    return Batch(tuple(parts), end, rows.kept, claims(base, messages))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -322,4 +305,4 @@ class WritePlan:
         # a replace may be repeated (the same history, ordered later); an edit adding
         # messages must not add them twice
         new = () if self.repeatable else self.new
-        return Batch(tuple(parts), end, rows.kept, claims(self.guard, self.base, new))
+        return Batch(tuple(parts), end, rows.kept, claims(self.base, new))

@@ -266,8 +266,8 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """After a write whose outcome is unknown (a CAS timeout, Paxos v1's
         ``CAS_WRITE_UNKNOWN``, a coordinator lost mid-request): a read at the serial
         consistency finishes or voids any transaction still in flight on the partition,
-        then ``claims`` tell whether ours is stored. None when the reads fail too or it
-        cannot be told (the caller raises the original error)."""
+        then ``claims`` tell whether ours is stored (see ``Claims.verdict``). None when the
+        reads fail too (the caller raises the original error)."""
         if not claims.rows and not claims.systems:
             return False  # repeatable: try again
         positions = [*claims.rows, *claims.systems]
@@ -286,9 +286,9 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 if attempt == SETTLE_ATTEMPTS - 1:
                     return None
                 time.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
-        state = _seq(statics[0]) if statics else (None, None, None)
+        systems = dict(_seq(statics[0])[2] or {}) if statics else {}
         rows = {r[0]: (r[1], r[2], r[3]) for r in map(_seq, found)}
-        return claims.verdict(state[0], state[1], dict(state[2] or {}), rows)
+        return claims.verdict(systems, rows)
 
     # -- known guards ---------------------------------------------------------------------
     def _remember(self, cid: str, known: _Known | None) -> None:
