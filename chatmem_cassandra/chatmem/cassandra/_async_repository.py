@@ -27,10 +27,12 @@ from chatmem.core.backend import (
     AsyncBaseChatMemoryRepository,
     AsyncOwnedClientMixin,
     AsyncSchemaCheck,
+    BackendError,
     BackendUnavailableError,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
+    SchemaError,
     WindowEdit,
     async_owning,
     async_retry,
@@ -213,8 +215,24 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
             from cassandra import ConsistencyLevel
 
             bound.consistency_level = getattr(ConsistencyLevel, self.config.serial_consistency)
-        with translate_errors(what):
-            return await execute(self._session, bound)
+        for attempt in range(PREPARE_ATTEMPTS):
+            try:
+                with translate_errors(what):
+                    return await execute(self._session, bound)
+            except (SchemaError, BackendError) as error:
+                # a replica that has not opened a table the driver already knows (another
+                # client created it a moment ago: seen on 3 nodes); a dropped table is gone
+                # from the driver's metadata too, and fails at once
+                lagging = isinstance(error, SchemaError) or table_not_ready(error)
+                if (
+                    not lagging
+                    or isinstance(error, BackendUnavailableError)
+                    or attempt == PREPARE_ATTEMPTS - 1
+                    or missing_schema(self._session, self.config)
+                ):
+                    raise
+            await asyncio.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _rows(
         self,

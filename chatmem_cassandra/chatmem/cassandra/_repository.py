@@ -26,6 +26,7 @@ from typing import Any
 
 from chatmem.core import Message
 from chatmem.core.backend import (
+    BackendError,
     BackendUnavailableError,
     BaseChatMemoryRepository,
     Capability,
@@ -33,6 +34,7 @@ from chatmem.core.backend import (
     InvalidArgumentError,
     OwnedClientMixin,
     SchemaCheck,
+    SchemaError,
     WindowEdit,
     owning,
     require,
@@ -206,8 +208,24 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             from cassandra import ConsistencyLevel
 
             bound.consistency_level = getattr(ConsistencyLevel, self.config.serial_consistency)
-        with translate_errors(what):
-            return execute(self._session, bound)
+        for attempt in range(PREPARE_ATTEMPTS):
+            try:
+                with translate_errors(what):
+                    return execute(self._session, bound)
+            except (SchemaError, BackendError) as error:
+                # a replica that has not opened a table the driver already knows (another
+                # client created it a moment ago: seen on 3 nodes); a dropped table is gone
+                # from the driver's metadata too, and fails at once
+                lagging = isinstance(error, SchemaError) or table_not_ready(error)
+                if (
+                    not lagging
+                    or isinstance(error, BackendUnavailableError)
+                    or attempt == PREPARE_ATTEMPTS - 1
+                    or missing_schema(self._session, self.config)
+                ):
+                    raise
+            time.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _rows(
         self,
