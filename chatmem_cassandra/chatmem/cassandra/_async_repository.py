@@ -188,7 +188,7 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                         attempts=PREPARE_ATTEMPTS,
                         what=f"preparing {name} (its table was not open yet)",
                         max_sleep=MAX_BACKOFF,
-                        retry_on=table_not_ready,
+                        retry_on=self._lagging_table,
                     )
                 fresh.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
                 fresh.serial_consistency_level = getattr(
@@ -196,6 +196,12 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                 )
                 self._prepared[name] = prepared = fresh
         return prepared
+
+    def _lagging_table(self, exc: BaseException) -> bool:
+        """A node that has not opened our table yet (created a moment ago, by us or another
+        client, and the schema set-up already passed): worth another try, nothing ran."""
+        text = str(exc)
+        return table_not_ready(exc) or "does not exist" in text or "unconfigured table" in text
 
     async def _run(
         self,
@@ -220,12 +226,10 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                 with translate_errors(what):
                     return await execute(self._session, bound)
             except (SchemaError, BackendError) as error:
-                # a replica that has not opened a table the driver already knows (another
-                # client created it a moment ago: seen on 3 nodes); a dropped table is gone
-                # from the driver's metadata too, and fails at once
-                lagging = isinstance(error, SchemaError) or table_not_ready(error)
+                # a replica that has not opened our table yet (seen on 3 nodes); a dropped
+                # table is gone from the driver's metadata too, and fails at once
                 if (
-                    not lagging
+                    not self._lagging_table(error.__cause__ or error)
                     or isinstance(error, BackendUnavailableError)
                     or attempt == PREPARE_ATTEMPTS - 1
                     or missing_schema(self._session, self.config)
