@@ -91,11 +91,13 @@ def conformance(session: nox.Session, backend: str) -> None:
     )
 
 
-# every backend with an async twin (SQL Server and Oracle have none: no server here to test one)
+# every backend with an async twin (SQL Server and Oracle have none: no server here to test one);
+# the Cassandra cluster runs the sync twin only (its async twin is not run in CI yet; by hand:
+# pytest conformance_tests/test_suite.py --backend cassandra_cluster --twin async)
 ASYNC_MATRIX = [
     nox.param(python, backend, id=f"{backend}-{python}")
     for backend in HARNESSES
-    if backend not in ("mssql", "oracle")
+    if backend not in ("mssql", "oracle", "cassandra_cluster")
     for python in (PYTHONS if backend in EVERY_PYTHON else [MAIN_PYTHON])
 ]
 

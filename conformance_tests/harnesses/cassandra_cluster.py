@@ -260,7 +260,7 @@ class CassandraClusterHarness(CassandraHarness):
             ) from None
         seconds = time.monotonic() - started
         info.extra["start_seconds"] = seconds
-        # not captured by pytest: the start time is part of what CI reports
+        # to the real stderr (shown with -s, and in the captured setup output on failure)
         print(
             f"\ncassandra_cluster: 3 nodes up (every node reads at ALL) in {seconds:.0f} s",
             file=sys.__stderr__,
