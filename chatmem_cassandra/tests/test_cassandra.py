@@ -25,6 +25,7 @@ from chatmem.cassandra import (
     parse_url,
     schema_cql,
 )
+from chatmem.cassandra._policies import LWT_RETRY_POLICY, is_conditional
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
@@ -184,6 +185,28 @@ def test_every_write_is_one_batch_of_prepared_statements(
         BatchStatement,
         BatchStatement,
     ]
+    # every write is a lightweight transaction: never resent after a lost coordinator
+    assert all(s.retry_policy is LWT_RETRY_POLICY for s in seen if isinstance(s, BatchStatement))
+
+
+def test_a_lightweight_transaction_is_never_resent_after_a_connection_error() -> None:
+    """A coordinator lost mid-request may have applied it: resending would find our own
+    write, not apply, and make the repository write the messages twice."""
+    from cassandra import ConsistencyLevel
+    from cassandra.connection import ConnectionShutdown
+    from cassandra.policies import RetryPolicy
+    from cassandra.protocol import OverloadedErrorMessage
+
+    q = ConsistencyLevel.LOCAL_QUORUM
+    lost = ConnectionShutdown("connection to 127.0.0.2 was closed")
+    assert LWT_RETRY_POLICY.on_request_error(None, q, lost, 0) == (RetryPolicy.RETHROW, None)
+    overloaded = OverloadedErrorMessage(0x1001, "overloaded", {})  # rejected: nothing ran
+    default = RetryPolicy().on_request_error(None, q, overloaded, 0)
+    assert LWT_RETRY_POLICY.on_request_error(None, q, overloaded, 0) == default
+    assert default[0] == RetryPolicy.RETRY_NEXT_HOST
+    assert is_conditional("UPDATE t SET a = ? WHERE k = ? IF a = ?")
+    assert is_conditional("INSERT INTO t (k) VALUES (?) IF NOT EXISTS")
+    assert not is_conditional('SELECT "if" FROM t WHERE k = ?')
 
 
 def test_the_log_stays_bounded_under_window_adds(repository: Any, server: ServerInfo) -> None:
@@ -511,6 +534,10 @@ def test_parse_url() -> None:
         "p:w",
     )
     assert parse_url("cassandra://localhost").port == 9042
+    # one port for every contact point, written once (the cluster harness's URL) or on each
+    many = parse_url("cassandra://127.0.0.1,127.0.0.2,127.0.0.3:9043/ks")
+    assert (many.contact_points, many.port) == (("127.0.0.1", "127.0.0.2", "127.0.0.3"), 9043)
+    assert parse_url("cassandra://h1:9043,h2").port == 9043
     for bad in ("redis://h", "cassandra://h/bad-ks", "cassandra://h?x=1", "cassandra://h:1,g:2"):
         with pytest.raises(InvalidArgumentError):
             parse_url(bad)
@@ -571,3 +598,35 @@ def test_from_url_applies_the_driver_timeouts(repository: Any, server: ServerInf
         assert cluster.connect_timeout == 2.5
         repo.save_all("timeouts", [UserMessage("ok")])
     assert repository.find_by_conversation_id("timeouts") == [UserMessage("ok")]
+
+
+def test_an_unknown_lwt_outcome_is_settled_by_what_the_write_claimed() -> None:
+    """After a CAS timeout, CAS_WRITE_UNKNOWN or a lost coordinator, a serial read of the
+    claimed positions tells: stored (done) or not (write again: stored once)."""
+    from chatmem.cassandra._plan import Claims, claims
+
+    msg = UserMessage("hi", created_at=from_micros(1_700_000_000_000_000))
+    mine = claims(10, [msg])
+    row = mine.rows[10]
+    assert mine.verdict({}, {10: row}) is True  # stored
+    assert mine.verdict({}, {}) is False  # not there (never applied, or trimmed since)
+    other = ("user", '{"other": 1}', 1)
+    assert mine.verdict({}, {10: other}) is False  # another write took position 10
+    system = claims(5, [SystemMessage("s", created_at=from_micros(1))])
+    assert system.verdict({5: system.systems[5]}, {}) is True
+    assert system.verdict({}, {}) is False
+    assert Claims().verdict({}, {}) is False  # a replace or a delete: repeat it
+
+
+def test_cas_write_unknown_is_a_typed_unknown_outcome() -> None:
+    """Paxos v1's CAS_WRITE_UNKNOWN (0x1700) reaches us as a bare driver ErrorMessage."""
+    from cassandra.protocol import ErrorMessage
+
+    from chatmem.cassandra._errors import translate_errors, unknown_outcome
+
+    raw = ErrorMessage(0x1700, "CAS operation result is unknown - proposal accepted by 1", {})
+    unknown = pytest.raises(BackendUnavailableError, match="may or may not have applied")
+    with unknown as caught, translate_errors("an append"):
+        raise raw
+    assert caught.value.__cause__ is raw and unknown_outcome(raw)
+    assert not unknown_outcome(ErrorMessage(0x2200, "invalid", {}))

@@ -131,16 +131,16 @@ FAST_START = [
 ]
 
 YAML = """\
-cluster_name: chatmem-test
+cluster_name: {cluster_name}
 num_tokens: 1
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:{storage_port}"
-listen_address: 127.0.0.1
-rpc_address: 127.0.0.1
+      - seeds: "{seeds}"
+listen_address: {address}
+rpc_address: {address}
 storage_port: {storage_port}
 native_transport_port: {native_port}
 start_native_transport: true
@@ -204,6 +204,102 @@ def find_classpath() -> tuple[str, Path]:
     )
 
 
+def require_driver() -> None:
+    """Unavailable (not an ImportError) when the cassandra extra is not installed."""
+    try:
+        import cassandra  # noqa: F401
+    except ImportError as exc:
+        raise Unavailable('cassandra-driver missing: pip install "chatmem[cassandra]"') from exc
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """One Cassandra node's files: a temp root with its data folders, ``cassandra.yaml``
+    (loopback address, ports, seeds) and ``logback.xml``; shared by the single-node harness
+    and the 3-node cluster one (``cassandra_cluster.py``)."""
+
+    root: Path
+    yaml: Path
+    logback: Path
+
+    @property
+    def log(self) -> Path:
+        """Cassandra's own log (``system.log``)."""
+        return self.root / "logs" / "system.log"
+
+    @property
+    def out(self) -> Path:
+        """The JVM's stdout and stderr."""
+        return self.root / "logs" / "stdout.log"
+
+    @classmethod
+    def create(
+        cls,
+        workdir: Path,
+        *,
+        address: str,
+        native_port: int,
+        storage_port: int,
+        seeds: str,
+        cluster_name: str = "chatmem-test",
+        extra_yaml: str = "",
+    ) -> Node:
+        """Write the node's folders and configuration under a fresh folder of ``workdir``;
+        ``extra_yaml`` (whole lines) comes before ``CHATMEM_CASSANDRA_YAML_EXTRA``."""
+        root = Path(tempfile.mkdtemp(prefix="cassandra-", dir=workdir))
+        for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs", "conf"):
+            (root / sub).mkdir()
+        yaml = root / "conf" / "cassandra.yaml"
+        yaml.write_text(
+            YAML.format(
+                cluster_name=cluster_name,
+                seeds=seeds,
+                address=address,
+                root=root,
+                native_port=native_port,
+                storage_port=storage_port,
+                paxos=os.environ.get("CHATMEM_CASSANDRA_PAXOS", PAXOS_VARIANT),
+                extra=extra_yaml + os.environ.get("CHATMEM_CASSANDRA_YAML_EXTRA", ""),
+            )
+        )
+        logback = root / "conf" / "logback.xml"
+        logback.write_text(LOGBACK.format(log=root / "logs" / "system.log"))
+        return cls(root, yaml, logback)
+
+    def command(self, java: str, lib: Path, heap: str) -> list[str]:
+        """The ``java`` command line that runs this node in the foreground."""
+        return [
+            java,
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            *JVM17_OPTIONS,
+            *FAST_START,
+            f"-Dcassandra.config={self.yaml.as_uri()}",
+            f"-Dcassandra.storagedir={self.root}",
+            f"-Dcassandra.logdir={self.root / 'logs'}",
+            f"-Dlogback.configurationFile={self.logback.as_uri()}",
+            "-cp",
+            f"{lib}/*",
+            "org.apache.cassandra.service.CassandraDaemon",
+        ]
+
+
+def launch(
+    cmd: list[str], root: Path, out: Path, *, append: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start a node's JVM in its own session (so a stop never reaches the test process),
+    stdout and stderr into ``out``."""
+    with out.open("ab" if append else "wb") as sink:
+        return subprocess.Popen(
+            cmd,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=root,
+            start_new_session=True,
+        )
+
+
 def connect(host: str, port: int, local_dc: str = LOCAL_DC, timeout: float = 10.0) -> Any:
     """A driver ``Cluster`` bound to one loopback node (no peers discovered elsewhere)."""
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
@@ -234,6 +330,8 @@ class CassandraHarness(Harness):
     name = "cassandra"
     env_var = "CHATMEM_TEST_CASSANDRA_URL"
     testcontainers_image = "cassandra:5.0"
+    test_replication = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+    """The replication map (CQL) of the shared test keyspace."""
 
     # -- provisioning ---------------------------------------------------------------
     def from_env(self, url: str) -> ServerInfo:
@@ -247,56 +345,22 @@ class CassandraHarness(Harness):
         )
 
     def start_local(self, workdir: Path) -> ServerInfo:
-        try:
-            import cassandra  # noqa: F401
-        except ImportError as exc:
-            raise Unavailable('cassandra-driver missing: pip install "chatmem[cassandra]"') from exc
+        require_driver()
         java = find_java17()
         version, lib = find_classpath()
-        root = Path(tempfile.mkdtemp(prefix="cassandra-", dir=workdir))
-        for sub in ("data", "commitlog", "saved_caches", "hints", "cdc_raw", "logs", "conf"):
-            (root / sub).mkdir()
         native_port, storage_port = free_port(), free_port()
         while storage_port == native_port:
             storage_port = free_port()
-        yaml = root / "conf" / "cassandra.yaml"
-        yaml.write_text(
-            YAML.format(
-                root=root,
-                native_port=native_port,
-                storage_port=storage_port,
-                paxos=os.environ.get("CHATMEM_CASSANDRA_PAXOS", PAXOS_VARIANT),
-                extra=os.environ.get("CHATMEM_CASSANDRA_YAML_EXTRA", ""),
-            )
+        node = Node.create(
+            workdir,
+            address="127.0.0.1",
+            native_port=native_port,
+            storage_port=storage_port,
+            seeds=f"127.0.0.1:{storage_port}",
         )
-        log = root / "logs" / "system.log"
-        logback = root / "conf" / "logback.xml"
-        logback.write_text(LOGBACK.format(log=log))
-        heap = os.environ.get("CHATMEM_CASSANDRA_HEAP", "768M")
-        cmd = [
-            java,
-            f"-Xms{heap}",
-            f"-Xmx{heap}",
-            *JVM17_OPTIONS,
-            *FAST_START,
-            f"-Dcassandra.config={yaml.as_uri()}",
-            f"-Dcassandra.storagedir={root}",
-            f"-Dcassandra.logdir={root / 'logs'}",
-            f"-Dlogback.configurationFile={logback.as_uri()}",
-            "-cp",
-            f"{lib}/*",
-            "org.apache.cassandra.service.CassandraDaemon",
-        ]
-        out = root / "logs" / "stdout.log"
-        with out.open("wb") as sink:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=root,
-                start_new_session=True,
-            )
+        cmd = node.command(java, lib, os.environ.get("CHATMEM_CASSANDRA_HEAP", "768M"))
+        root, log, out = node.root, node.log, node.out
+        proc = launch(cmd, root, out)
 
         procs = [proc]  # restart() appends the new process; stop() ends the current one
 
@@ -345,15 +409,7 @@ class CassandraHarness(Harness):
         stop_process(procs[-1], grace=60.0)
         time.sleep(downtime)
         log = Path(server.extra["log"])
-        with log.open("ab") as sink:
-            proc = subprocess.Popen(
-                server.extra["cmd"],
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=server.extra["root"],
-                start_new_session=True,
-            )
+        proc = launch(server.extra["cmd"], Path(server.extra["root"]), log, append=True)
         procs.append(proc)
         wait_for_port(server.extra["port"], START_TIMEOUT, proc, log)
         deadline = time.monotonic() + START_TIMEOUT
@@ -428,7 +484,7 @@ class CassandraHarness(Harness):
         version = ask_version(session)
         session.execute(
             f'CREATE KEYSPACE IF NOT EXISTS "{extra["keyspace"]}" WITH replication = '
-            "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+            f"{self.test_replication}"
         )
         cluster.control_connection.wait_for_schema_agreement()
         return ServerInfo(

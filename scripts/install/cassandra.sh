@@ -3,6 +3,10 @@
 # the runtime classpath of org.apache.cassandra:cassandra-all from Maven Central, copied into
 # ~/.cache/chatmem/cassandra-<version>/lib. Idempotent, non-interactive; fast when cached.
 #
+# The 3-node cluster harness (conformance_tests/harnesses/cassandra_cluster.py) runs the same
+# jars on 127.0.0.1, 127.0.0.2 and 127.0.0.3: Linux routes all of 127.0.0.0/8 to lo, nothing to
+# set up (macOS would need `ifconfig lo0 alias 127.0.0.2 up` and .3).
+#
 # CHATMEM_CASSANDRA_VERSION pins a version; otherwise the first of CANDIDATES that resolves
 # is used (5.0.8 resolved on Maven Central when this was written).
 set -euo pipefail

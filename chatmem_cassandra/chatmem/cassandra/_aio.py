@@ -150,9 +150,10 @@ async def prepare(session: Any, query: str) -> Any:
 
 
 async def schema_agreed(session: Any, result: AsyncResultSet | None, wait: float) -> bool:
-    """After a DDL: whether every node agrees on the schema. The driver already waited for
-    agreement (in its executor) before completing the DDL's future; only when that wait saw
-    none, or the DDL raised, does this wait again, in a thread (set-up only)."""
+    """After a DDL (or, with ``result`` None, at set-up): whether every node agrees on the
+    schema. The driver already waited for agreement (in its executor) before completing the
+    DDL's future; only when that wait saw none, the DDL raised or there was no DDL does this
+    wait again, in a thread (set-up only)."""
     if result is not None and result.response_future.is_schema_agreed:
         return True
     control = session.cluster.control_connection

@@ -22,7 +22,8 @@ def prepare(session: Any, query: str) -> Any:
 
 
 def schema_agreed(session: Any, result: Any, wait: float) -> bool:
-    """After a DDL: wait until every node agrees on the schema (at most ``wait`` seconds)."""
+    """After a DDL, or at set-up: wait until every node agrees on the schema (at most
+    ``wait`` seconds)."""
     return bool(session.cluster.control_connection.wait_for_schema_agreement(wait_time=wait))
 
 

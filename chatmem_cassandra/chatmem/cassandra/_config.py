@@ -187,7 +187,8 @@ class CassandraUrl:
 
 
 def parse_url(url: str) -> CassandraUrl:
-    """Parse a ``cassandra://`` URL (one port for every contact point, as the driver has)."""
+    """Parse a ``cassandra://`` URL (one port for every contact point, as the driver has:
+    ``h1,h2,h3:9043`` and ``h1:9043,h2:9043`` both name port 9043 for all three)."""
     if not isinstance(url, str):
         raise InvalidArgumentError("url", "must be a str")
     parts = urlsplit(url)
@@ -205,15 +206,17 @@ def parse_url(url: str) -> CassandraUrl:
         host, sep, port = item.rpartition(":") if not item.endswith("]") else (item, "", "")
         if not sep:
             host, port = item, ""
-        try:
-            ports.add(int(port) if port else DEFAULT_PORT)
-        except ValueError:
-            raise InvalidArgumentError("url", f"bad port in {item!r}") from None
+        if port:  # a host without a port takes the one the others name (h1,h2,h3:9043)
+            try:
+                ports.add(int(port))
+            except ValueError:
+                raise InvalidArgumentError("url", f"bad port in {item!r}") from None
         hosts.append(host.strip("[]"))
     if not hosts:
         raise InvalidArgumentError("url", "names no host")
     if len(ports) > 1:
         raise InvalidArgumentError("url", "every contact point must use the same port")
+    port_number = ports.pop() if ports else DEFAULT_PORT
     keyspace = parts.path.strip("/") or None
     if keyspace is not None:
         cql_identifier(keyspace, "keyspace")
@@ -222,4 +225,4 @@ def parse_url(url: str) -> CassandraUrl:
     if unknown:
         raise InvalidArgumentError("url", f"unknown query options: {', '.join(sorted(unknown))}")
     local_dc = query.get("local_dc", [None])[-1]
-    return CassandraUrl(tuple(hosts), ports.pop(), keyspace, local_dc, username, password)
+    return CassandraUrl(tuple(hosts), port_number, keyspace, local_dc, username, password)

@@ -2,7 +2,8 @@
 
 - no host / connection lost / client or server timeout / not enough replicas:
   ``BackendUnavailableError`` (a timed-out lightweight transaction has an unknown outcome:
-  the message says so);
+  the message says so; so has Paxos v1's ``CAS_WRITE_UNKNOWN`` error, code 0x1700, which
+  this driver does not know and raises as a bare ``ErrorMessage``);
 - an unknown keyspace or table, or a table of another shape: ``SchemaError``;
 - anything else the driver raises: ``BackendError``.
 """
@@ -12,8 +13,22 @@ from __future__ import annotations
 import cassandra
 from cassandra.cluster import NoHostAvailable
 from cassandra.connection import ConnectionException
+from cassandra.protocol import ErrorMessage
 from chatmem.core import BackendUnavailableError, ChatMemoryError, SchemaError
 from chatmem.core.backend import error_translator
+
+CAS_WRITE_UNKNOWN = 0x1700
+"""Protocol v5's error code for a lightweight transaction whose outcome is unknown."""
+
+
+def unknown_outcome(exc: BaseException | None) -> bool:
+    """Whether a failed lightweight transaction may still have applied: a CAS write timeout,
+    ``CAS_WRITE_UNKNOWN``, or a request lost with its connection or timed out client-side."""
+    if isinstance(exc, cassandra.WriteTimeout):
+        return bool(getattr(exc, "write_type", None) == cassandra.WriteType.CAS)
+    if isinstance(exc, ErrorMessage):
+        return bool(getattr(exc, "code", None) == CAS_WRITE_UNKNOWN)
+    return isinstance(exc, (ConnectionException, cassandra.OperationTimedOut))
 
 
 def _classify(exc: BaseException, what: str) -> ChatMemoryError | None:
@@ -25,6 +40,11 @@ def _classify(exc: BaseException, what: str) -> ChatMemoryError | None:
             else ""
         )
         return BackendUnavailableError(f"Cassandra write timed out during {what}{unknown}")
+    if isinstance(exc, ErrorMessage) and getattr(exc, "code", None) == CAS_WRITE_UNKNOWN:
+        return BackendUnavailableError(
+            f"Cassandra could not settle a lightweight transaction during {what} (it may or "
+            f"may not have applied): {exc}"
+        )
     if isinstance(exc, (cassandra.Unavailable, cassandra.Timeout)):
         return BackendUnavailableError(f"Cassandra replicas unavailable during {what}")
     if isinstance(exc, cassandra.InvalidRequest):
@@ -41,7 +61,7 @@ def _classify(exc: BaseException, what: str) -> ChatMemoryError | None:
 translate_errors = error_translator(
     "Cassandra",
     unavailable=(NoHostAvailable, ConnectionException, cassandra.OperationTimedOut),
-    failures=(cassandra.DriverException,),
+    failures=(cassandra.DriverException, ErrorMessage),
     classify=_classify,
 )
 """``with translate_errors(what):`` runs a block of driver calls and re-raises driver failures

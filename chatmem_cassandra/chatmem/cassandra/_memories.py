@@ -44,6 +44,7 @@ from ._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from ._errors import translate_errors
 from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
+from ._policies import LWT_RETRY_POLICY, is_conditional
 
 ADD_ATTEMPTS = 5
 CLAIM_WAIT = 5.0
@@ -165,8 +166,11 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
     def _ps(self, name: str) -> Any:
         prepared = self._prepared.get(name)
         if prepared is None:
+            cql = getattr(self._cql, name)
             with translate_errors(f"preparing {name}"):
-                prepared = self._session.prepare(getattr(self._cql, name))
+                prepared = self._session.prepare(cql)
+            if is_conditional(cql):  # never resent after a lost coordinator (see _policies)
+                prepared.retry_policy = LWT_RETRY_POLICY
             self._prepared[name] = prepared
         return prepared
 

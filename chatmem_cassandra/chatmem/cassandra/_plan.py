@@ -87,13 +87,49 @@ Part = tuple[str, Sequence[Any]]
 
 
 @dataclass(frozen=True)
+class Claims:
+    """What a write claims, to tell after an unknown outcome whether it applied: the new
+    messages it puts at their positions (rows as ``(message_type, content, created_at)``,
+    system entries as ``(created_at, content)``).
+    A write with no new messages (a replace, a delete, a deletion-only edit) may simply be
+    tried again: a repeat is the same operation, ordered later."""
+
+    rows: Mapping[int, tuple[str, str, int]] = field(default_factory=dict)
+    systems: Mapping[int, SystemEntry] = field(default_factory=dict)
+
+    def verdict(self, systems: Mapping[int, Any], rows: Mapping[int, tuple[str, str, int]]) -> bool:
+        """From a settled read (SERIAL: no transaction left in flight) of the claimed
+        positions: True when every new message is stored there (done), else False (write it
+        again). False also covers a write that did apply but whose positions a concurrent
+        write has since trimmed or replaced: written again, it is stored once, as the newest,
+        which is how the two writes are then ordered; it is never stored twice and an
+        acknowledged write is never missing."""
+        if not self.rows and not self.systems:
+            return False  # a replace, a delete: repeatable
+        found = {p: tuple(v) for p, v in systems.items()}
+        return all(rows.get(p) == v for p, v in self.rows.items()) and all(
+            found.get(p) == tuple(v) for p, v in self.systems.items()
+        )
+
+
+@dataclass(frozen=True)
 class Batch:
     """One conditional single-partition batch, and what is known once it applied: the new
-    guard (``next_position``) and the newest row positions (newest first)."""
+    guard (``next_position``) and the newest row positions (newest first); ``claims`` tell
+    after an unknown outcome whether it applied."""
 
     parts: tuple[Part, ...]
     next_position: int
     kept: tuple[int, ...]
+    claims: Claims = field(default_factory=Claims)
+
+
+def claims(base: int, messages: Sequence[Message]) -> Claims:
+    """The claims of a write putting ``messages`` at ``base + i``."""
+    return Claims(
+        {base + i: row_values(m) for i, m in enumerate(messages) if not is_system(m)},
+        {base + i: system_entry(m) for i, m in enumerate(messages) if is_system(m)},
+    )
 
 
 @dataclass
@@ -165,7 +201,7 @@ def plan_append(
         parts.append(("cas_add_systems", (end, systems, cid, guard)))
     else:
         parts.append(("cas_next", (end, cid, guard)))
-    return Batch(tuple(parts), end, rows.kept)
+    return Batch(tuple(parts), end, rows.kept, claims(base, messages))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +226,8 @@ class WritePlan:
     removed: Collection[int] = frozenset()
     below: int | None = None
     complete: bool = True
+    repeatable: bool = False
+    """A replace: repeating it after an unknown outcome is the same replace, ordered later."""
 
     @classmethod
     def replace(
@@ -208,6 +246,7 @@ class WritePlan:
             new=messages,
             ttl_seconds=ttl_seconds,
             below=guard,
+            repeatable=True,
         )
 
     @classmethod
@@ -263,4 +302,7 @@ class WritePlan:
         end = self.base + max(len(self.new), 1)
         state = (self.ttl_seconds, end, self.origin, systems, self.cid, self.guard)
         parts.append(("cas_state", state))
-        return Batch(tuple(parts), end, rows.kept)
+        # a replace may be repeated (the same history, ordered later); an edit adding
+        # messages must not add them twice
+        new = () if self.repeatable else self.new
+        return Batch(tuple(parts), end, rows.kept, claims(self.base, new))

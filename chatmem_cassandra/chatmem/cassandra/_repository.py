@@ -18,6 +18,7 @@ thread, once (see ``_aio``).
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,12 +26,15 @@ from typing import Any
 
 from chatmem.core import Message
 from chatmem.core.backend import (
+    BackendError,
+    BackendUnavailableError,
     BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
     OwnedClientMixin,
     SchemaCheck,
+    SchemaError,
     WindowEdit,
     owning,
     require,
@@ -42,8 +46,9 @@ from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from ._ddl import ensure_schema
-from ._errors import table_not_ready, translate_errors
-from ._plan import Batch, Part, Snapshot, WritePlan, plan_append
+from ._errors import table_not_ready, translate_errors, unknown_outcome
+from ._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append
+from ._policies import LWT_RETRY_POLICY
 from ._schema import Statements, missing_schema, schema_cql, statements
 
 RETRIES = 100
@@ -55,6 +60,8 @@ to spread out instead of colliding again (measured: 100 tries ran out at 50 ms).
 PREPARE_ATTEMPTS = 20
 """Tries of preparing a statement on a table another client has just created (see
 ``table_not_ready``)."""
+SETTLE_ATTEMPTS = 10
+"""Tries of the reads that settle a write of unknown outcome (they race the same writers)."""
 KNOWN_CONVERSATIONS = 4096
 """How many conversations' guards the repository remembers (least recently used go first)."""
 
@@ -174,7 +181,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                         attempts=PREPARE_ATTEMPTS,
                         what=f"preparing {name} (its table was not open yet)",
                         max_sleep=MAX_BACKOFF,
-                        retry_on=table_not_ready,
+                        retry_on=self._lagging_table,
                     )
                 fresh.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
                 fresh.serial_consistency_level = getattr(
@@ -183,22 +190,57 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 self._prepared[name] = prepared = fresh
         return prepared
 
+    def _lagging_table(self, exc: BaseException) -> bool:
+        """A node that has not opened our table yet (created a moment ago, by us or another
+        client, and the schema set-up already passed): worth another try, nothing ran."""
+        text = str(exc)
+        return table_not_ready(exc) or "does not exist" in text or "unconfigured table" in text
+
     def _run(
-        self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
+        self,
+        name: str,
+        params: Sequence[Any],
+        what: str,
+        fetch_size: int | None = None,
+        serial: bool = False,
     ) -> Any:
-        """Run a prepared statement; the result's first page (``_rows`` reads the others)."""
+        """Run a prepared statement; the result's first page (``_rows`` reads the others).
+        ``serial``: read at the serial consistency (finishes any transaction in flight)."""
         prepared = self._ps(name)
         bound = prepared.bind(params)
         if fetch_size is not None:
             bound.fetch_size = fetch_size
-        with translate_errors(what):
-            return execute(self._session, bound)
+        if serial:
+            from cassandra import ConsistencyLevel
+
+            bound.consistency_level = getattr(ConsistencyLevel, self.config.serial_consistency)
+        for attempt in range(PREPARE_ATTEMPTS):
+            try:
+                with translate_errors(what):
+                    return execute(self._session, bound)
+            except (SchemaError, BackendError) as error:
+                # a replica that has not opened our table yet (seen on 3 nodes); a dropped
+                # table is gone from the driver's metadata too, and fails at once
+                if (
+                    not self._lagging_table(error.__cause__ or error)
+                    or isinstance(error, BackendUnavailableError)
+                    or attempt == PREPARE_ATTEMPTS - 1
+                    or missing_schema(self._session, self.config)
+                ):
+                    raise
+            time.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _rows(
-        self, name: str, params: Sequence[Any], what: str, fetch_size: int | None = None
+        self,
+        name: str,
+        params: Sequence[Any],
+        what: str,
+        fetch_size: int | None = None,
+        serial: bool = False,
     ) -> list[Any]:
         """Every row of a bounded statement (``LIMIT``), page after page."""
-        result = self._run(name, params, what, fetch_size)
+        result = self._run(name, params, what, fetch_size, serial)
         rows = list(result.current_rows)
         while result.has_more_pages:
             with translate_errors(what):
@@ -206,25 +248,69 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             rows.extend(result.current_rows)
         return rows
 
-    def _cas(self, cid: str, parts: Sequence[Part], what: str) -> bool:
-        """Run a conditional single-partition batch; on a lost race remember the new guard."""
+    def _cas(
+        self, cid: str, parts: Sequence[Part], what: str, claims: Claims | None = None
+    ) -> bool:
+        """Run a conditional single-partition batch; on a lost race remember the new guard.
+        When its outcome is unknown (see ``_settle``) it is settled by reading: False (try
+        again) when it did not apply or may be repeated; still an error when it cannot be
+        told."""
         from cassandra import ConsistencyLevel
         from cassandra.query import BatchStatement, BatchType
 
         batch = BatchStatement(
             batch_type=BatchType.UNLOGGED,
+            # never resent after a lost coordinator: it may have applied (see _policies)
+            retry_policy=LWT_RETRY_POLICY,
             consistency_level=getattr(ConsistencyLevel, self.config.consistency),
             serial_consistency_level=getattr(ConsistencyLevel, self.config.serial_consistency),
         )
         for name, params in parts:
             batch.add(self._ps(name), params)
-        with translate_errors(what):
-            result = execute(self._session, batch)
-            applied = bool(result.was_applied)
+        try:
+            with translate_errors(what):
+                result = execute(self._session, batch)
+        except BackendUnavailableError as error:
+            if not unknown_outcome(error.__cause__):
+                raise
+            settled = self._settle(cid, claims if claims is not None else Claims())
+            if settled is None:
+                raise
+            self._remember(cid, None)  # read afresh before the next try
+            return settled
+        applied = bool(result.was_applied)
         if not applied:
             current = dict(zip(result.column_names or (), _seq(result.one()) or (), strict=False))
             self._remember(cid, _Known(current.get(self.config.next_position_column)))
         return applied
+
+    def _settle(self, cid: str, claims: Claims) -> bool | None:
+        """After a write whose outcome is unknown (a CAS timeout, Paxos v1's
+        ``CAS_WRITE_UNKNOWN``, a coordinator lost mid-request): a read at the serial
+        consistency finishes or voids any transaction still in flight on the partition,
+        then ``claims`` tell whether ours is stored (see ``Claims.verdict``). None when the
+        reads fail too (the caller raises the original error)."""
+        if not claims.rows and not claims.systems:
+            return False  # repeatable: try again
+        positions = [*claims.rows, *claims.systems]
+        for attempt in range(SETTLE_ATTEMPTS):
+            try:
+                statics = self._rows("select_statics", (cid,), "settling a write", serial=True)
+                found = (
+                    self._rows(
+                        "select_range", (cid, min(positions), max(positions)), "settling a write"
+                    )
+                    if claims.rows
+                    else []
+                )
+                break
+            except BackendUnavailableError:
+                if attempt == SETTLE_ATTEMPTS - 1:
+                    return None
+                time.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
+        systems = dict(_seq(statics[0])[2] or {}) if statics else {}
+        rows = {r[0]: (r[1], r[2], r[3]) for r in map(_seq, found)}
+        return claims.verdict(systems, rows)
 
     # -- known guards ---------------------------------------------------------------------
     def _remember(self, cid: str, known: _Known | None) -> None:
@@ -377,7 +463,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _apply(self, cid: str, batch: Batch, what: str = "a write") -> bool | None:
         """Run one planned batch; remember what it leaves known, or None when it lost."""
-        if not self._cas(cid, batch.parts, what):
+        if not self._cas(cid, batch.parts, what, batch.claims):
             return None
         self._remember(cid, _Known(batch.next_position, batch.kept))
         return True

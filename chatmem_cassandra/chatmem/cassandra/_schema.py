@@ -127,6 +127,8 @@ class Statements:
     select_log: str
     select_last: str
     select_guard: str
+    select_statics: str
+    select_range: str
     list_first: str
     list_from: str
     insert_row: str
@@ -153,6 +155,11 @@ def statements(config: CassandraConfig) -> Statements:
         select_log=f"SELECT {cols} FROM {t} WHERE {cid} = ?",
         select_last=f"SELECT {cols} FROM {t} WHERE {cid} = ? LIMIT ?",
         select_guard=f"SELECT {nxt} FROM {t} WHERE {cid} = ? LIMIT 1",
+        select_statics=f"SELECT {nxt}, {org}, {sysm} FROM {t} WHERE {cid} = ? LIMIT 1",
+        select_range=(
+            f"SELECT {pos}, {q(c.message_type_column)}, {q(c.content_column)}, "
+            f"{q(c.created_at_column)} FROM {t} WHERE {cid} = ? AND {pos} >= ? AND {pos} <= ?"
+        ),
         list_first=f"SELECT DISTINCT {cid}, token({cid}) FROM {t} LIMIT ?",
         list_from=f"SELECT DISTINCT {cid}, token({cid}) FROM {t} WHERE token({cid}) >= ? LIMIT ?",
         insert_row=(
