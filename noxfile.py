@@ -184,9 +184,7 @@ def conformance_tc(session: nox.Session, backend: str) -> None:
 # backend; the clusters' failovers are their own tests (chatmem_redis/tests/test_redis_cluster.py,
 # chatmem_cassandra/tests/test_cassandra_cluster.py, run by their conformance sessions)
 CLUSTERS = ("redis_cluster", "cassandra_cluster")
-RELIABILITY_BACKENDS = [
-    b for b in HARNESSES if b not in ("mssql", "oracle", "ferretdb", *CLUSTERS)
-]
+RELIABILITY_BACKENDS = [b for b in HARNESSES if b not in ("mssql", "oracle", "ferretdb", *CLUSTERS)]
 
 
 @nox.session(python=MAIN_PYTHON)
