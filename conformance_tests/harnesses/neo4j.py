@@ -277,7 +277,14 @@ class Neo4jHarness(Harness):
             label = getattr(config, option)
             if label == LABEL_BASES[option]:
                 continue  # never wipe the default labels of a shared server
-            driver.execute_query(f"MATCH (n:`{label}`) DETACH DELETE n", database_=config.database)
+            # in batches, each its own transaction (an auto-commit query, which CALL ... IN
+            # TRANSACTIONS needs): the bench's conversations of 10,000 messages went past the
+            # server's transaction memory limit in one DETACH DELETE
+            with driver.session(database=config.database) as session:
+                session.run(
+                    f"MATCH (n:`{label}`) CALL {{ WITH n DETACH DELETE n }}"
+                    " IN TRANSACTIONS OF 5000 ROWS"
+                ).consume()
         if config.session_label == "Session" or config.message_label == "Message":
             return  # schema of the default labels may belong to someone else
         for statement in repository.schema.drop_ddl():  # type: ignore[attr-defined]
