@@ -139,3 +139,33 @@ def test_a_pre_pinging_pool_keeps_no_connection(server: ServerInfo) -> None:
     finally:
         repo.tables.metadata.drop_all(engine)
         engine.dispose()
+
+
+def test_a_kept_connection_the_server_drops_is_reported_lost_then_replaced(
+    server: ServerInfo,
+) -> None:
+    """Dropped while in use (inside the idle interval): the call fails as a lost connection
+    (``BackendUnavailableError`` from an invalidated connection, never a plain backend
+    error or a lost race), and the next call gets a fresh one."""
+    from chatmem.core import BackendUnavailableError
+
+    assert server.url is not None
+    engine = make_engine(server.url)
+    repo = JdbcChatMemoryRepository(
+        engine, table_name=f"cm_{unique_suffix()}", initialize_schema="always"
+    )
+    try:
+        repo.append("c", UserMessage("before"))
+        pid = repo._fast.kept.conn.info.backend_pid  # type: ignore[union-attr]
+        killer = sa.create_engine(server.url, poolclass=sa.pool.NullPool)
+        with killer.connect() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+        killer.dispose()
+        with pytest.raises(BackendUnavailableError) as caught:
+            repo.append("c", UserMessage("lost"))
+        assert getattr(caught.value.__cause__, "connection_invalidated", False)
+        repo.append("c", UserMessage("after"))
+        assert [m.text for m in repo.find_by_conversation_id("c")] == ["before", "after"]
+    finally:
+        repo.tables.metadata.drop_all(engine)
+        engine.dispose()

@@ -352,8 +352,10 @@ class PsycopgFastPath:
         that one goes back to the pool out of autocommit, as it came)."""
         import psycopg
 
+        lost = True  # until a connection is in hand: the pool's connect error is handed out as is
         try:
             with self.kept.checkout() as (conn, pooled):
+                lost = False
                 try:
                     if not conn.autocommit:
                         conn.set_autocommit(True)  # client-side in psycopg: no round trip
@@ -364,16 +366,15 @@ class PsycopgFastPath:
                         if pooled is not None and not conn.closed:
                             conn.set_autocommit(False)
                 except psycopg.Error as exc:
-                    if pooled is not None and self._lost(exc, pooled.dbapi_connection):
+                    # SQLAlchemy's own test, which needs the connection (closed or broken)
+                    checked = conn if pooled is None else pooled.dbapi_connection
+                    lost = bool(self.engine.dialect.is_disconnect(cast(Any, exc), checked, None))
+                    if lost and pooled is not None:
                         _pool(pooled.invalidate, exc)
                     raise
-        except psycopg.Error as exc:  # also the pool's connect error, handed out as is
-            error = self._translated(exc, stmt, what, lost=self._lost(exc, None))
+        except psycopg.Error as exc:
+            error = self._translated(exc, stmt, what, lost=lost)
             raise error from error.__cause__
-
-    def _lost(self, exc: Exception, dbapi_connection: Any) -> bool:
-        """Whether ``exc`` means the connection is gone (SQLAlchemy's own test)."""
-        return bool(self.engine.dialect.is_disconnect(cast(Any, exc), dbapi_connection, None))
 
     def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
         """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
