@@ -16,6 +16,7 @@ from sqlalchemy.util import await_only
 from chatmem.core import MissingDependencyError
 
 from ._engine_setup import (
+    ASYNC_POOL_SIZE,
     DRIVER_EXTRAS,
     IDLE_PING_SECONDS,
     allow_multi_statements,
@@ -30,13 +31,6 @@ from ._engine_setup import (
 # unasync: make_async_engine -> make_engine, sqlalchemy.ext.asyncio -> sqlalchemy.engine
 
 ASYNC = True
-
-ASYNC_POOL_SIZE = 15
-"""Connections an async engine on a server keeps (SQLAlchemy's default ceiling, 5 + 10
-overflow, as one fixed pool). asyncio's pool closes a returned overflow connection whenever
-its queue is momentarily full, even with tasks waiting for one, so under a burst of tasks
-the default pool opened and closed a connection every few operations (a third of the time
-of 100 concurrent conversations on PostgreSQL)."""
 
 
 def make_async_engine(

@@ -28,13 +28,6 @@ from ._engine_setup import (
     sqlite_wal,
 )
 
-ASYNC_POOL_SIZE = 15
-"""Connections an async engine on a server keeps (SQLAlchemy's default ceiling, 5 + 10
-overflow, as one fixed pool). asyncio's pool closes a returned overflow connection whenever
-its queue is momentarily full, even with tasks waiting for one, so under a burst of tasks
-the default pool opened and closed a connection every few operations (a third of the time
-of 100 concurrent conversations on PostgreSQL)."""
-
 
 def make_engine(
     url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any

@@ -151,6 +151,13 @@ def idle_seconds_of(engine: Any) -> float | None:
     return _IDLE_SECONDS.get(engine, IDLE_PING_SECONDS)
 
 
+ASYNC_POOL_SIZE = 15
+"""Connections an async engine on a server keeps (SQLAlchemy's default ceiling, 5 + 10
+overflow, as one fixed pool). asyncio's pool closes a returned overflow connection whenever
+its queue is momentarily full, even with tasks waiting for one, so under a burst of tasks
+the default pool opened and closed a connection every few operations (a third of the time
+of 100 concurrent conversations on PostgreSQL)."""
+
 SERVER_STATUS_IN_TRANS = 1
 """The MySQL protocol's status flag for an open transaction (PyMySQL and aiomysql keep the
 last OK packet's flags in ``connection.server_status``)."""

@@ -29,6 +29,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar, cast
 
 import sqlalchemy as sa
@@ -377,15 +378,10 @@ class PsycopgFastPath:
             raise error from error.__cause__
 
     def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
-        """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
         import psycopg
 
-        wrapped = as_dbapi_error(exc, stmt.sql, self.engine.dialect, psycopg.Error, lost=lost)
-        if not isinstance(wrapped, DBAPIError):
-            return wrapped
-        if stmt is self.append_sql and not lost and self.dialect.is_retryable(wrapped):
-            return _LostRace()
-        return translated(wrapped, what)
+        appending = stmt is self.append_sql
+        return _fast_path_error(self, exc, stmt.sql, psycopg.Error, what, lost, appending)
 
 
 MAX_ONE_TRIP_BATCH = 16
@@ -437,7 +433,7 @@ class MysqlFastPath:
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
         values = {"cid": cid.encode("utf-8"), "n": non_system_limit}
         rows = self._read(self.window, values, "reading the window")
-        rows.sort(key=_first)  # the UNION's rows come back in no set order
+        rows.sort(key=itemgetter(0))  # the UNION's rows come back in no set order
         return self.cache.get_many(rows, _decode_row)
 
     def read_last(self, cid: str, n: int) -> list[Message]:
@@ -529,15 +525,29 @@ class MysqlFastPath:
             _pool(raw.close)
 
     def _translated(self, exc: Exception, sql: str, what: str, *, lost: bool) -> Exception:
-        """The error SQLAlchemy would have raised, as chatmem's error (or ``_LostRace``)."""
         import pymysql
 
-        wrapped = as_dbapi_error(exc, sql, self.engine.dialect, pymysql.Error, lost=lost)
-        if not isinstance(wrapped, DBAPIError):
-            return wrapped
-        if what == "appending" and not lost and self.dialect.is_retryable(wrapped):
-            return _LostRace()
-        return translated(wrapped, what)
+        appending = what == "appending"
+        return _fast_path_error(self, exc, sql, pymysql.Error, what, lost, appending)
+
+
+def _fast_path_error(
+    fast: PsycopgFastPath | MysqlFastPath,
+    exc: Exception,
+    sql: str,
+    dbapi_base: type[Exception],
+    what: str,
+    lost: bool,
+    appending: bool,
+) -> Exception:
+    """The error SQLAlchemy would have raised for a driver error on a fast path, as chatmem's
+    error; ``_LostRace`` for an append that lost a race (the caller retries it)."""
+    wrapped = as_dbapi_error(exc, sql, fast.engine.dialect, dbapi_base, lost=lost)
+    if not isinstance(wrapped, DBAPIError):
+        return wrapped
+    if appending and not lost and fast.dialect.is_retryable(wrapped):
+        return _LostRace()
+    return translated(wrapped, what)
 
 
 def mysql_read_statements(tables: Tables) -> tuple[Any, Any]:
@@ -554,10 +564,6 @@ def mysql_read_statements(tables: Tables) -> tuple[Any, Any]:
         sa.select(*cols).where(in_conv, m.c.is_system == 1), others.limit(sa.bindparam("n"))
     )
     return window, sa.select(*cols).where(in_conv).order_by(newest).limit(sa.bindparam("n"))
-
-
-def _first(r: tuple[Any, ...]) -> Any:
-    return r[0]
 
 
 def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
