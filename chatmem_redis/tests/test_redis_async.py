@@ -338,9 +338,13 @@ def test_ttl_gives_every_key_the_same_sliding_expiry(server: ServerInfo, harness
             await memory.add("ttl", [SystemMessage("new"), UserMessage("later")])
             keys = repo._layout.conversation("ttl")
             client = sync_client(server)
+            pending = [k for k in [keys.seq, keys.log, keys.pending_docs] if client.exists(k)]
+            assert len(pending) == 3  # the documents wait for a search, with the same expiry
+            assert len({client.pexpiretime(k) for k in pending}) == 1
+            await repo.index_pending()
             docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
-            found = [k for k in [keys.seq, keys.log, *docs] if client.exists(k)]
-            assert len(found) == 2 + 6  # the old system message was replaced
+            found = [k for k in [keys.seq, keys.log, keys.pending_docs, *docs] if client.exists(k)]
+            assert len(found) == 2 + 6  # the old system message was replaced; none pending
             expiries = {client.pexpiretime(k) for k in found}
             assert len(expiries) == 1 and expiries.pop() > 0
             raw = client.execute_command("JSON.GET", keys.doc_prefix + "1")

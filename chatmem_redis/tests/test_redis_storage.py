@@ -101,6 +101,9 @@ def test_every_kind_is_one_log_entry_and_an_index_document(
     assert repository.find_by_conversation_id("doc") == messages
     keys = repository._layout.conversation("doc")
     client = client_of(server)
+    assert not client.exists(keys.doc_prefix + "1")  # pending until a search
+    repository.index_pending()
+    assert not client.exists(keys.pending_docs)
     doc = json.loads(client.execute_command("JSON.GET", keys.doc_prefix + "1"))
     assert doc["conversation_id"] == "doc" and doc["position"] == 1
     assert doc["message_type"] == "USER" and doc["content"] == "look"
@@ -135,6 +138,7 @@ def test_no_indexing_failures_with_mixed_metadata(
 ) -> None:
     repo = make_repository(metadata_fields=[MetadataField.numeric("n"), MetadataField.tag("s")])
     repo.save_all("mixed", [UserMessage("x", metadata={"n": "high", "s": 3.5}), *every_kind()])
+    repo.index_pending()
     info = client_of(server, decode_responses=True, protocol=2).execute_command(
         "FT.INFO", repo.config.index_name
     )
@@ -241,6 +245,9 @@ def test_the_log_stays_bounded_under_window_adds(repository: Any, server: Server
     stored = repository.find_by_conversation_id("bounded")
     assert len(stored) <= 2 * (5 + 1) + 2
     assert [m.text for m in memory.get("bounded")] == ["u98", "a98", "u99", "a99"]
+    pending = client_of(server).hkeys(repository._layout.conversation("bounded").pending_docs)
+    assert sorted(int(p) for p in pending) == [m.position for m in stored]  # trimmed: gone
+    repository.index_pending()
     keys = client_of(server).keys(repository._layout.doc_prefix + "*")
     assert len(keys) == len(stored)
 
@@ -273,10 +280,14 @@ def test_ids_compare_exactly(repository: Any) -> None:
 
 # -- TTL -----------------------------------------------------------------------------------
 def conversation_keys(repo: Any, server: ServerInfo, cid: str) -> list[bytes]:
+    """Every key of ``cid``, its search documents written (none left pending)."""
     keys = repo._layout.conversation(cid)
     client = client_of(server)
+    before = [k for k in (keys.seq, keys.log, keys.pending_docs) if client.exists(k)]
+    assert len({client.pttl(k) > 0 for k in before}) == 1  # pending ones expire alike
+    repo.index_pending()
     docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
-    return [k for k in [keys.seq.encode(), keys.log.encode(), *docs]
+    return [k for k in [keys.seq.encode(), keys.log.encode(), keys.pending_docs.encode(), *docs]
             if client.exists(k)]  # fmt: skip
 
 

@@ -87,6 +87,7 @@ def assert_migrated(client: redis.Redis, repo: Any, cid: str, n: int) -> None:
     keys = repo._layout.conversation(cid)
     assert old_keys(client, repo, cid) == {"old_sys": False, "old_msg": False, "log": True}
     assert client.zcard(keys.log) == n
+    repo.index_pending()  # documents of new messages wait for a search
     for entry in client.zrange(keys.log, 0, -1):
         key = keys.doc_prefix + entry.split()[0].decode()
         doc = json.loads(client.execute_command("JSON.GET", key))

@@ -105,6 +105,10 @@ _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
 _SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
 _MIGRATE = _Script(_scripts.MIGRATE)
+_FLUSH = _Script(_scripts.FLUSH)
+
+_FLUSH_BATCH = 1000
+"""Pending index documents one ``FLUSH`` writes at most (a few ms of the server's time)."""
 
 
 _SYSTEM_BUDGET = 1
@@ -446,7 +450,9 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
-        return [keys.doc_prefix, cid, self.config.ttl_ms]
+        # on one node the documents wait for the next search (see _scripts); a cluster,
+        # whose searches run on every master, writes them at once
+        return [keys.doc_prefix, cid, self.config.ttl_ms, "" if self._cluster else keys.tag]
 
     async def _save_all(self, cid: str, messages: list[Message]) -> None:
         keys = self._layout.conversation(cid)
@@ -508,6 +514,20 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         await async_retry(attempt, what="window edit")
 
     # -- advanced queries (AdvancedRedisChatMemoryRepository) ---------------------------
+    async def index_pending(self) -> None:
+        """Write the search documents that earlier writes left pending (each search does
+        this first; call it before querying the index with other tools, e.g. redis-cli)."""
+        with translate_errors("indexing pending messages"):
+            await self._index_pending()
+
+    async def _index_pending(self) -> None:
+        if self._cluster:  # a cluster writes its documents at once
+            return
+        layout = self._layout
+        args = [layout.conversation_prefix, layout.doc_prefix, _FLUSH_BATCH]
+        while int(await _FLUSH(self._client, [layout.pending], args)):
+            pass  # batch by batch: other clients' commands run in between
+
     async def _search(
         self, search: Search | None, conversation_id: str | None, limit: object
     ) -> list[MessageWithConversation]:
@@ -522,6 +542,7 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         layout = self._layout
         reply: list[Any] = []
         with translate_errors("searching messages"):
+            await self._index_pending()
             # on a cluster: every master's index, each oldest first, merged by parse_reply
             for name in await self._index_names():
                 args = [

@@ -10,6 +10,13 @@ cluster hash tag, keeping a conversation's keys in one slot)::
     <prefix>c:{H}:log       ZSET  the log: one entry per message, score = position
                                   (+ 2**50 for system messages: they sort last)
     <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
+    <prefix>c:{H}:pend      HASH  documents not written yet: position -> document JSON
+    <prefix>pending         SET   the {H} of every conversation with a pending document
+
+On one node, writes leave the index documents pending (an append is then two cheap
+commands, not a RediSearch indexing per message); every search first writes whatever is
+pending (``FLUSH``, in bounded atomic batches), so a search sees every message written before
+it began. A cluster, whose search runs on every master, writes the documents at once.
 
 Before the log (chatmem up to the two-set layout), ``<prefix>c:{H}:sys`` and
 ``<prefix>c:{H}:msg`` held the positions and each document carried the message as a
@@ -42,6 +49,7 @@ from ._cluster import key_slot, slot_tags
 from ._config import MetadataFieldType, RedisConfig
 
 IDS = "ids"
+PENDING = "pending"
 DOC_PREFIX = "m:"
 CONVERSATION_PREFIX = "c:"
 
@@ -72,11 +80,17 @@ class ConversationKeys:
     log: str
     old_sys: str
     old_msg: str
+    pending_docs: str
+    pending: str
     doc_prefix: str
+    tag: str
 
     @property
     def script_keys(self) -> list[str]:
-        return [self.ids, self.seq, self.log, self.old_sys, self.old_msg]
+        return [
+            self.ids, self.seq, self.log, self.old_sys, self.old_msg, self.pending_docs,
+            self.pending,
+        ]  # fmt: skip
 
     @property
     def migrate_keys(self) -> list[str]:
@@ -93,6 +107,7 @@ class Layout:
         self.prefix = prefix
         self.cluster = cluster
         self.ids = prefix + IDS
+        self.pending = prefix + PENDING
         self.doc_prefix = prefix + DOC_PREFIX
         self.conversation_prefix = prefix + CONVERSATION_PREFIX
 
@@ -110,7 +125,11 @@ class Layout:
             log=conv + ":log",
             old_sys=conv + ":sys",
             old_msg=conv + ":msg",
+            pending_docs=conv + ":pend",
+            # a cluster indexes at once (see _scripts): its id set stands in, never written
+            pending=self.slot_ids(key_slot(base)) if self.cluster else self.pending,
             doc_prefix=self.doc_prefix + base + ":",
+            tag=base,
         )
 
 

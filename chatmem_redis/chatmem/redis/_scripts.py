@@ -1,7 +1,7 @@
 """Lua scripts: each write is one atomic script (one round trip).
 
-Write scripts take ``KEYS = [ids, seq, log, sys, msg]`` (see ``_schema``) and
-``ARGV = [doc_prefix, conversation_id, ttl_ms, ...]``; new messages travel as triples
+Write scripts take ``KEYS = [ids, seq, log, sys, msg, pend, pending]`` (see ``_schema``) and
+``ARGV = [doc_prefix, conversation_id, ttl_ms, defer, ...]``; new messages travel as triples
 ``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
 without its opening brace, entry the log entry without its position (the script prepends
 the server-assigned position to both).
@@ -11,9 +11,17 @@ score = position, plus ``SYSTEM_OFFSET`` for system messages so that they sort a
 other message. Reads are then plain ``ZRANGE``s, no script: the last ``k + s`` members are
 the last ``k`` other messages and all ``s`` system messages. The documents only feed the
 search index. Every write ends in ``finish()``: an emptied conversation is removed from the
-id set; a live one is listed and, with a TTL, every key it owns (counter, log, every
-document) gets the same expiry in the same script, so a conversation expires whole, never
-head first.
+id set; a live one is listed and, with a TTL, every key it owns (counter, log, pending
+documents, every document) gets the same expiry in the same script, so a conversation
+expires whole, never head first.
+
+Deferred documents: indexing a document in RediSearch costs the server several times what
+the rest of an append does, so with ``defer`` (the conversation's ``{H}``; ``''`` on a
+cluster) a write stores each new document in the conversation's ``pend`` hash and lists
+``{H}`` in the ``pending`` set instead. ``FLUSH``, which every search runs first, writes
+the pending documents in bounded atomic batches. The pending hash only ever holds
+positions still in the log: whatever removes a message from the log (trim, edit, replace,
+delete) removes its pending document in the same script.
 
 Upgrade from the two-set layout (before the log: ``c:{H}:sys`` and ``c:{H}:msg`` held the
 positions and each document carried the message as a ``message`` string): every write
@@ -74,7 +82,8 @@ end
 _PRELUDE = (
     r"""
 local ids, seqk, logk, oldsys, oldmsg = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local docp, cid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local pendk, pending = KEYS[6], KEYS[7]
+local docp, cid, ttl, defer = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 """
     + _MIGRATE_FUNCTION
     + r"""
@@ -83,11 +92,17 @@ migrate(seqk, logk, oldsys, oldmsg, docp)
 -- a log entry starts with its position
 local function pos(entry) return string.match(entry, '^%d+') end
 
+-- the documents of these log entries, written or pending (in chunks: unpack's limit)
 local function drop_docs(entries)
   for i = 1, #entries, 1000 do
-    local chunk = {}
-    for j = i, math.min(i + 999, #entries) do chunk[#chunk + 1] = docp .. pos(entries[j]) end
-    redis.call('DEL', unpack(chunk))
+    local docs, fields = {}, {}
+    for j = i, math.min(i + 999, #entries) do
+      local p = pos(entries[j])
+      docs[#docs + 1] = docp .. p
+      fields[#fields + 1] = p
+    end
+    redis.call('DEL', unpack(docs))
+    redis.call('HDEL', pendk, unpack(fields))
   end
 end
 
@@ -96,19 +111,28 @@ local function push(first)
   if n <= 0 then return 0 end
   local seq = redis.call('INCRBY', seqk, n) - n
   local start = seq
+  local pend = {}
   for i = first, #ARGV, 3 do
-    redis.call('JSON.SET', docp .. seq, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
+    local doc = '{"position":' .. seq .. ',' .. ARGV[i + 1]
+    if defer == '' then
+      redis.call('JSON.SET', docp .. seq, '$', doc)
+    else
+      pend[#pend + 1] = seq; pend[#pend + 1] = doc
+      if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
+    end
     local score = seq
     if ARGV[i] == 'S' then score = seq + OFFSET end
     redis.call('ZADD', logk, string.format('%.0f', score), seq .. ' ' .. ARGV[i + 2])
     seq = seq + 1
   end
+  if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
+  if defer ~= '' then redis.call('SADD', pending, defer) end
   return start
 end
 
 local function finish()
   if redis.call('EXISTS', logk) == 0 then
-    redis.call('DEL', seqk)
+    redis.call('DEL', seqk, pendk)
     redis.call('ZREM', ids, cid)
     return
   end
@@ -116,6 +140,7 @@ local function finish()
   local function apply(fn)
     fn(seqk)
     fn(logk)
+    fn(pendk)
     for _, e in ipairs(redis.call('ZRANGE', logk, 0, -1)) do fn(docp .. pos(e)) end
   end
   if ttl > 0 then
@@ -128,7 +153,7 @@ end
 
 local function drop_all()
   drop_docs(redis.call('ZRANGE', logk, 0, -1))
-  redis.call('DEL', seqk, logk)
+  redis.call('DEL', seqk, logk, pendk)
 end
 """
 )
@@ -136,9 +161,9 @@ end
 APPEND = (
     _PRELUDE
     + r"""
--- ARGV[4] = trim_to (0: none); triples from ARGV[5]. Returns the first new position.
-local start = push(5)
-local trim = tonumber(ARGV[4])
+-- ARGV[5] = trim_to (0: none); triples from ARGV[6]. Returns the first new position.
+local start = push(6)
+local trim = tonumber(ARGV[5])
 if trim > 0 then
   -- Trim in batches (once the log holds twice the bound) so a steady turn deletes nothing.
   -- The other messages sort first: ranks 0 .. extra-1 are the oldest of them.
@@ -157,9 +182,9 @@ return start
 SAVE_ALL = (
     _PRELUDE
     + r"""
--- triples from ARGV[4]
+-- triples from ARGV[5]
 drop_all()
-push(4)
+push(5)
 finish()
 return 1
 """
@@ -177,16 +202,17 @@ return 1
 EDIT = (
     _PRELUDE
     + r"""
--- ARGV[4] = delete non-system below this position ('' : no), ARGV[5] = n positions to
--- delete, ARGV[6 .. 5+n] = those positions, then triples
-local below = ARGV[4]
-local ndel = tonumber(ARGV[5])
-for i = 6, 5 + ndel do
+-- ARGV[5] = delete non-system below this position ('' : no), ARGV[6] = n positions to
+-- delete, ARGV[7 .. 6+n] = those positions, then triples
+local below = ARGV[5]
+local ndel = tonumber(ARGV[6])
+for i = 7, 6 + ndel do
   local s = ARGV[i]
   local sys = string.format('%.0f', tonumber(s) + OFFSET)
   local gone = redis.call('ZREMRANGEBYSCORE', logk, sys, sys)
   if gone + redis.call('ZREMRANGEBYSCORE', logk, s, s) > 0 then
     redis.call('DEL', docp .. s)
+    redis.call('HDEL', pendk, s)
   end
 end
 if below ~= '' then
@@ -194,7 +220,7 @@ if below ~= '' then
   drop_docs(redis.call('ZRANGE', logk, '-inf', bound, 'BYSCORE'))
   redis.call('ZREMRANGEBYSCORE', logk, '-inf', bound)
 end
-push(6 + ndel)
+push(7 + ndel)
 finish()
 return 1
 """
@@ -234,6 +260,38 @@ while more == 0 do
 end
 out[1] = more
 return out
+"""
+
+FLUSH = r"""
+-- KEYS = [pending]; ARGV = [conversation prefix, document prefix, budget]. Writes at most
+-- about budget pending documents (whole conversations while they fit, then part of one),
+-- each with its conversation's expiry; returns how many conversations still wait.
+local convp, docp, budget = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local done = 0
+while done < budget do
+  local tag = redis.call('SPOP', KEYS[1])
+  if not tag then break end
+  local pendk = convp .. tag .. ':pend'
+  local items
+  if redis.call('HLEN', pendk) > budget - done then
+    items = redis.call('HRANDFIELD', pendk, budget - done, 'WITHVALUES')
+    redis.call('SADD', KEYS[1], tag)  -- the rest waits for the next call
+  else
+    items = redis.call('HGETALL', pendk)
+  end
+  local expiry = redis.pcall('PEXPIRETIME', convp .. tag .. ':seq')  -- Redis 7+
+  local ttl = -1
+  if type(expiry) ~= 'number' then ttl = redis.call('PTTL', convp .. tag .. ':seq') end
+  for i = 1, #items, 2 do
+    local doc = docp .. tag .. ':' .. items[i]
+    redis.call('JSON.SET', doc, '$', items[i + 1])
+    if type(expiry) == 'number' and expiry > 0 then redis.call('PEXPIREAT', doc, expiry)
+    elseif ttl > 0 then redis.call('PEXPIRE', doc, ttl) end
+    redis.call('HDEL', pendk, items[i])
+  end
+  done = done + #items / 2
+end
+return redis.call('SCARD', KEYS[1])
 """
 
 SEARCH = r"""

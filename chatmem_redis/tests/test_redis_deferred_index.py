@@ -1,0 +1,107 @@
+"""Search documents written at the next search, not on every append (one node): a search
+sees every message written before it began, and never one that was removed before it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+
+from chatmem.core import AssistantMessage, MessageWindowChatMemory, SystemMessage, UserMessage
+from conformance_tests.harness import ServerInfo
+
+pytestmark = pytest.mark.backend("redis")
+
+Make = Callable[..., Any]
+
+
+def client_of(server: ServerInfo) -> redis.Redis:
+    assert server.url is not None
+    return redis.Redis.from_url(server.url)
+
+
+def texts(hits: list[Any]) -> list[str]:
+    return [h.message.text for h in hits]
+
+
+def test_an_append_leaves_its_documents_pending_until_a_search(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    repo = make_repository()
+    repo.append("c", [UserMessage("alpha one"), AssistantMessage("alpha two")])
+    keys = repo._layout.conversation("c")
+    client = client_of(server)
+    assert client.hlen(keys.pending_docs) == 2
+    assert client.smembers(repo._layout.pending) == {keys.tag.encode()}
+    assert texts(repo.find_by_content("alpha")) == ["alpha one", "alpha two"]
+    assert not client.exists(keys.pending_docs) and not client.exists(repo._layout.pending)
+    assert client.exists(keys.doc_prefix + "0", keys.doc_prefix + "1") == 2
+
+
+def test_a_search_writes_backlogs_larger_than_one_batch(make_repository: Make) -> None:
+    repo = make_repository()
+    # one conversation above the batch (written in parts) and many small ones
+    repo.save_all("big", [UserMessage(f"bulk {i}") for i in range(2_300)])
+    for c in range(40):
+        repo.append(f"small-{c}", [UserMessage(f"bulk small {c}"), AssistantMessage("ok")])
+    hits = repo.find_by_content("bulk", limit=10_000)
+    assert len(hits) == 2_340
+    assert sorted(h.message.text for h in hits if h.conversation_id == "big") == sorted(
+        f"bulk {i}" for i in range(2_300)
+    )
+
+
+def test_messages_removed_while_pending_are_never_indexed(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    repo = make_repository()
+    client = client_of(server)
+    repo.append("gone", UserMessage("ghost word"))
+    repo.delete_by_conversation_id("gone")
+    repo.append("replaced", UserMessage("ghost word"))
+    repo.save_all("replaced", [UserMessage("kept word")])
+    memory = MessageWindowChatMemory(repo, max_messages=2)
+    memory.add("trimmed", [UserMessage("ghost word"), AssistantMessage("x")])
+    for i in range(6):  # the window trims the oldest, pending, messages away
+        memory.add("trimmed", [UserMessage(f"later {i}"), AssistantMessage("y")])
+    memory.add("edited", SystemMessage("ghost word"))
+    memory.add("edited", SystemMessage("new rules"))  # replaces the pending system message
+    assert repo.find_by_content("ghost") == []
+    assert texts(repo.find_by_content("kept")) == ["kept word"]
+    assert texts(repo.find_by_content("rules")) == ["new rules"]
+    for cid in ("gone", "replaced", "trimmed", "edited"):
+        keys = repo._layout.conversation(cid)
+        docs = {
+            k.decode().rsplit(":", 1)[1]
+            for k in client.scan_iter(match=keys.doc_prefix.replace("{", "[{]") + "*")
+        }
+        assert docs == {str(m.position) for m in repo.find_by_conversation_id(cid)}
+
+
+def test_a_search_sees_every_append_that_returned_before_it(make_repository: Make) -> None:
+    repo = make_repository()
+    searcher = make_repository(**{"key_prefix": repo.config.key_prefix,
+                                  "index_name": repo.config.index_name})  # fmt: skip
+    done = [0] * 4
+
+    def write(w: int) -> None:
+        for i in range(150):
+            repo.append(f"w{w}", UserMessage(f"racing w{w} n{i}"))
+            done[w] = i + 1
+
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for t in writers:
+        t.start()
+    short: list[tuple[int, int]] = []
+    while any(t.is_alive() for t in writers):
+        before = sum(done)
+        seen = len(searcher.find_by_content("racing", limit=1_000))
+        if seen < before:
+            short.append((seen, before))
+    for t in writers:
+        t.join()
+    assert short == []
+    assert len(searcher.find_by_content("racing", limit=1_000)) == 600
