@@ -57,5 +57,14 @@ class DecodeCache:
             out.append(value if value is not None else self.get(key, partial(decode, key)))  # type: ignore[arg-type]
         return out
 
+    def put(self, key: Hashable, value: object) -> None:
+        """Store ``value`` under ``key`` without decoding: for rows a store just wrote,
+        keyed exactly as a read will return them (so the next read decodes nothing)."""
+        self.get(key, partial(_same, value))
+
     def clear(self) -> None:
         self._data.clear()
+
+
+def _same(value: T) -> T:
+    return value

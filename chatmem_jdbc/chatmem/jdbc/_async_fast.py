@@ -226,6 +226,7 @@ class AsyncSqliteFastPath:
         self.last = Compiled(sql.find_last, engine.dialect)
         self.reserve = Compiled(reserve, engine.dialect)
         self.insert = Compiled(sql.insert_messages, engine.dialect)
+        self.columns = tuple(c.name for c in sql.insert_messages.table.columns)  # SELECT *
         self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
         self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
         self.cache = DecodeCache()
@@ -260,12 +261,13 @@ class AsyncSqliteFastPath:
                 cur = await conn.cursor()
                 await cur.execute("BEGIN IMMEDIATE")
                 try:
-                    await self._append(cur, cid, messages, trim_to)
+                    written = await self._append(cur, cid, messages, trim_to)
                     await cur.execute("COMMIT")
                 except BaseException:
                     with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
                         await cur.execute("ROLLBACK")
                     raise
+                self._remember(written, messages)
                 return True
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
@@ -276,17 +278,20 @@ class AsyncSqliteFastPath:
 
     async def _append(
         self, cur: Any, cid: str, messages: Sequence[Message], trim_to: int | None
-    ) -> None:
+    ) -> list[dict[str, Any]]:
+        """Insert ``messages``; returns their column values as stored."""
         now = sqlite_text(datetime.now(timezone.utc))
         k = len(messages)
         row = await cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
         reserved = await row.fetchone()
         start = int(reserved[0]) - k
         rows = []
+        written = []
         for i, m in enumerate(messages):
             values = to_row(cid, start + i, m)
             values["created_at"] = sqlite_text(values["created_at"])
             rows.append(self.insert.row(values))
+            written.append(values)
         if k == 1:  # executemany's per-call set-up costs more than the one row it runs
             await cur.execute(self.insert.sql, rows[0])
         else:
@@ -297,6 +302,18 @@ class AsyncSqliteFastPath:
             cut = await found.fetchone()
             if cut is not None:
                 await cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
+        return written
+
+    def _remember(self, written: list[dict[str, Any]], messages: Sequence[Message]) -> None:
+        """Cache the messages just committed under the rows a read will return for them
+        (the very values inserted: SQLite gives back the text and integers it was given),
+        so the next window read decodes nothing it wrote. Only UTC timestamps: a read
+        returns UTC, so another zone would be an equal message that prints differently."""
+        columns, put = self.columns, self.cache.put
+        for values, m in zip(written, messages, strict=True):
+            if m.created_at is not None and m.created_at.tzinfo is timezone.utc:
+                stored = m.with_store_fields(created_at=m.created_at, position=values["position"])
+                put(tuple(values[c] for c in columns), stored)
 
     def _raise(self, exc: sqlite3.Error, stmt: Compiled, what: str) -> NoReturn:
         """Raise the chatmem error SQLAlchemy's path raises for the same sqlite3 error."""
