@@ -13,6 +13,9 @@ from chatmem.core import Message, MessageType, message_from_dict, message_to_dic
 
 _PLAIN = '{"v":1}'  # the payload of a message with text only: decoded without json.loads
 
+# One encoder for every row: json.dumps with options builds a new JSONEncoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
 
 def to_row(cid: str, position: int, message: Message) -> dict[str, Any]:
     """The column values for one message (``created_at`` must be set)."""
@@ -32,7 +35,7 @@ def to_row(cid: str, position: int, message: Message) -> dict[str, Any]:
         "is_system": 1 if kind == "SYSTEM" else 0,
         "message_type": kind,
         "content": content,
-        "payload": json.dumps(d, ensure_ascii=False, separators=(",", ":")),
+        "payload": _encode(d),
         "created_at": message.created_at.astimezone(timezone.utc).replace(tzinfo=None),
     }
 
