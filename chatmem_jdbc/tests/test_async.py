@@ -164,6 +164,37 @@ def test_a_cancelled_window_add_leaves_the_old_or_the_new_history(
     run(main())
 
 
+@pytest.mark.backend("sqlite")
+def test_close_after_cancelled_adds_leaves_the_database_unlocked(tmp_path: Path) -> None:
+    # Cancelled adds keep running to their commit or rollback; close() used to dispose the
+    # engine under them, so a connection was cut off inside BEGIN IMMEDIATE and the file
+    # stayed locked for every other process (27 of 30 runs here).
+    path = tmp_path / "cancel.db"
+
+    async def main() -> None:
+        repo = await async_repository_from_url(f"sqlite:///{path}")
+        memory = AsyncMessageWindowChatMemory(repo, max_messages=4)
+        await memory.add("c", UserMessage("kept"))
+        for i in range(20):
+            task = asyncio.ensure_future(
+                memory.add("c", [SystemMessage(f"s{i}"), UserMessage("u")])
+            )
+            await asyncio.sleep(0.001 * (i % 5))
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await memory.get("c")
+        await repo.close()
+        other = sqlite3.connect(path, timeout=0.5)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # "database is locked" while a writer is left
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+
+    run(main())
+
+
 # -- PostgreSQL and MariaDB ------------------------------------------------------------
 @pytest.mark.backend("postgres")
 def test_postgres_a_failing_fast_path_statement_is_translated_and_the_pool_stays_usable(

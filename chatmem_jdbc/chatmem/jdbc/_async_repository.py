@@ -117,6 +117,15 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
             else:
                 self.create_schema()
 
+    async def close(self) -> None:
+        """Dispose the engine this repository made (a given one stays open). The async twin
+        first waits for the work cancelled callers left running: disposed under it, their
+        connections would be cut off mid-transaction (on SQLite the file then stayed locked
+        until the garbage collector found them)."""
+        if ASYNC:
+            await _settle()
+        await super().close()
+
     async def _initialize(self) -> None:
         await self.create_schema()
 
@@ -279,6 +288,8 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
             await self._insert(conn, cid, 0, messages)
 
         await self._write(write, "replacing the history")
+        if self._fast is not None:  # the next window read need not decode what was written
+            self._fast.remember(cid, 0, messages)
 
     async def _delete(self, cid: str) -> None:
         async def write(conn: AsyncConnection) -> None:
@@ -464,6 +475,13 @@ if ASYNC:
         _UNFINISHED.add(task)
         task.add_done_callback(_finished)
         return await asyncio.shield(task)
+
+    async def _settle() -> None:
+        """Wait for the work cancelled callers left running on this event loop."""
+        loop = asyncio.get_running_loop()
+        mine = [t for t in _UNFINISHED if t.get_loop() is loop]
+        if mine:
+            await asyncio.gather(*mine, return_exceptions=True)
 
     def _finished(task: asyncio.Future[Any]) -> None:
         _UNFINISHED.discard(task)

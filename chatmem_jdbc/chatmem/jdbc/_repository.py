@@ -110,6 +110,13 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if mode == "always" or (mode == "embedded" and self.dialect.embedded):
             self.create_schema()
 
+    def close(self) -> None:
+        """Dispose the engine this repository made (a given one stays open). The async twin
+        first waits for the work cancelled callers left running: disposed under it, their
+        connections would be cut off mid-transaction (on SQLite the file then stayed locked
+        until the garbage collector found them)."""
+        super().close()
+
     def _initialize(self) -> None:
         self.create_schema()
 
@@ -260,6 +267,8 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             self._insert(conn, cid, 0, messages)
 
         self._write(write, "replacing the history")
+        if self._fast is not None:  # the next window read need not decode what was written
+            self._fast.remember(cid, 0, messages)
 
     def _delete(self, cid: str) -> None:
         def write(conn: Connection) -> None:
