@@ -58,3 +58,23 @@ def test_an_append_caches_exactly_what_a_read_would_decode(
         assert (type(a), a.position, a.created_at, repr(a)) == (
             type(b), b.position, b.created_at, repr(b),
         )  # fmt: skip
+
+
+def test_a_replace_caches_the_tail_a_read_returns_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'replace.db'}"
+    repo = repository_from_url(url)
+    many = [UserMessage(f"m{i}") for i in range(300)]
+    repo.save_all("c", [*every_kind(), *many])
+    decoded: list[Any] = []
+    real = _fast.from_values
+    monkeypatch.setattr(_fast, "from_values", lambda *a: decoded.append(a[0]) or real(*a))
+    cached = repo.find_last("c", 20)
+    assert decoded == []  # the newest 256 of a replace are cached
+    repo.find_last("c", 300)
+    assert sorted(decoded) == list(range(5, 49))  # older ones decode as usual
+    monkeypatch.undo()
+    fresh = repository_from_url(url).find_last("c", 20)
+    assert cached == fresh == many[-20:]
+    assert [(m.position, repr(m)) for m in cached] == [(m.position, repr(m)) for m in fresh]

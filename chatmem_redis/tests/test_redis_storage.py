@@ -206,6 +206,25 @@ def test_an_append_caches_exactly_what_a_read_would_decode(
         assert a.metadata == b.metadata and type(a) is type(b)
 
 
+def test_a_replace_caches_the_tail_a_read_returns_next(
+    repository: Any, server: ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatmem.redis import _codec
+
+    many = [UserMessage(f"m{i}") for i in range(300)]
+    repository.save_all("replaced", [*every_kind(), *many])
+    decoded: list[Any] = []
+    real = _codec.parse_entry
+    monkeypatch.setattr(_codec, "parse_entry", lambda raw: decoded.append(raw) or real(raw))
+    window = repository.find_last("replaced", 20)
+    assert decoded == [] and window == many[-20:]  # the newest 256 of a replace are cached
+    entries = client_of(server).zrange(repository._layout.conversation("replaced").log, 0, -1)
+    fresh = sorted((real(e) for e in entries), key=lambda m: m.position or 0)[-20:]
+    assert [(m.position, repr(m)) for m in window] == [(m.position, repr(m)) for m in fresh]
+    repository.find_by_conversation_id("replaced")
+    assert len(decoded) == 305 - 256 - 1  # older ones decode as usual; the system one did not
+
+
 # -- round trips ---------------------------------------------------------------------------
 # A read is one ZRANGE of the log's tail.
 READ_COMMANDS = ["ZRANGE"]

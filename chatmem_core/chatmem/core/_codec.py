@@ -11,7 +11,7 @@ import base64
 import dataclasses
 import json
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ._errors import SchemaError
@@ -166,14 +166,15 @@ def decode_json(
     return message_from_dict(json.loads(payload), created_at=created_at, position=position)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def to_micros(ts: datetime) -> int:
     """A UTC datetime as integer microseconds since the epoch (exact, for any store)."""
-    delta = ts - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = ts - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def from_micros(micros: int) -> datetime:
     """Inverse of ``to_micros``."""
-    from datetime import timedelta
-
-    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=micros)
+    return _EPOCH + timedelta(microseconds=micros)

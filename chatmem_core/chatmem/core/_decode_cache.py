@@ -9,9 +9,11 @@ shared-mutable data: a replaced or concurrently written row has other bytes, hen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import partial
 from typing import TypeVar
+
+from ._messages import Message, MessageType
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
@@ -64,6 +66,15 @@ class DecodeCache:
 
     def clear(self) -> None:
         self._data.clear()
+
+
+def remembered(messages: Sequence[Message], tail: int) -> list[int]:
+    """Indexes of what a store caches after replacing a history with ``messages``: the
+    newest ``tail`` and every system message, i.e. what the next window read returns (a
+    whole import would only push the cache's other entries out)."""
+    start = max(0, len(messages) - tail)
+    head = [i for i in range(start) if messages[i].message_type is MessageType.SYSTEM]
+    return [*head, *range(start, len(messages))]
 
 
 def _same(value: T) -> T:

@@ -43,7 +43,7 @@ from ._contract import (
     stamp,
     window_source,
 )
-from ._decode_cache import DEFAULT_DECODE_CACHE_SIZE, DecodeCache
+from ._decode_cache import DEFAULT_DECODE_CACHE_SIZE, DecodeCache, remembered
 from ._errors import (
     BackendError,
     BackendUnavailableError,
@@ -156,6 +156,7 @@ __all__ = [
     "index_name",
     "owning",
     "redis_key_prefix",
+    "remembered",
     "require",
     "retry",
     "schema_mode",

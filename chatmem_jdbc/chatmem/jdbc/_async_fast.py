@@ -37,7 +37,7 @@ from sqlalchemy.pool import PoolProxiedConnection, QueuePool
 from sqlalchemy.util import await_only, greenlet_spawn
 
 from chatmem.core import Message
-from chatmem.core.backend import DecodeCache
+from chatmem.core.backend import DecodeCache, remembered
 
 from ._codec import from_values, to_row
 from ._dialects import SqlDialect
@@ -81,6 +81,15 @@ class AsyncFastPath(Protocol):
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         """Append atomically; False when it lost a race (the caller retries)."""
         ...
+
+    def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
+        """Messages another path just committed at ``start``, ... (a replace): cache them
+        where the fast path's reads will look, if it can."""
+        ...
+
+
+REMEMBERED_TAIL = 256
+"""Messages of a replace the decode cache keeps (its newest: what the next read wants)."""
 
 
 def fast_path_for(
@@ -285,13 +294,8 @@ class AsyncSqliteFastPath:
         row = await cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
         reserved = await row.fetchone()
         start = int(reserved[0]) - k
-        rows = []
-        written = []
-        for i, m in enumerate(messages):
-            values = to_row(cid, start + i, m)
-            values["created_at"] = sqlite_text(values["created_at"])
-            rows.append(self.insert.row(values))
-            written.append(values)
+        written = self._rows(cid, start, messages)
+        rows = [self.insert.row(values) for values in written]
         if k == 1:  # executemany's per-call set-up costs more than the one row it runs
             await cur.execute(self.insert.sql, rows[0])
         else:
@@ -303,6 +307,19 @@ class AsyncSqliteFastPath:
             if cut is not None:
                 await cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
         return written
+
+    def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The column values of ``messages`` at ``start``, ... as SQLite stores them."""
+        written = []
+        for i, m in enumerate(messages):
+            values = to_row(cid, start + i, m)
+            values["created_at"] = sqlite_text(values["created_at"])
+            written.append(values)
+        return written
+
+    def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
+        for i in remembered(messages, REMEMBERED_TAIL):
+            self._remember(self._rows(cid, start + i, messages[i : i + 1]), messages[i : i + 1])
 
     def _remember(self, written: list[dict[str, Any]], messages: Sequence[Message]) -> None:
         """Cache the messages just committed under the rows a read will return for them
@@ -364,6 +381,9 @@ class AsyncPsycopgFastPath:
 
     def can_append(self, count: int, trim_to: int | None) -> bool:
         return True
+
+    def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
+        pass  # its reads' rows are the driver's own objects, not what the append sent
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
@@ -479,6 +499,9 @@ class AsyncMysqlFastPath:
 
     def can_append(self, count: int, trim_to: int | None) -> bool:
         return trim_to is None and count <= MAX_ONE_TRIP_BATCH
+
+    def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
+        pass  # its reads' rows are the driver's own objects, not what the append sent
 
     def _insert(self, k: int) -> Compiled:
         stmt = self._inserts.get(k)

@@ -17,8 +17,8 @@ from chatmem.core import (
     Message,
     SchemaError,
     ToolResponseMessage,
-    decode_json,
     from_micros,
+    message_from_dict,
     message_to_dict,
     to_micros,
 )
@@ -102,7 +102,14 @@ def parse_entry(raw: str | bytes) -> Message:
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     try:
         position, micros, wire = data.split(b" ", 2)
-        return decode_json(wire, created_at=from_micros(int(micros)), position=int(position))
+        # written by core's codec (here or by the two-set layout): the trusted path skips
+        # re-validating every field, as the other stores' readers do
+        return message_from_dict(
+            json.loads(wire),
+            created_at=from_micros(int(micros)),
+            position=int(position),
+            trusted=True,
+        )
     except ValueError as exc:
         raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
 

@@ -34,6 +34,7 @@ from chatmem.core.backend import (  # noqa: E402
     SchemaError,
     WindowEdit,
     owning,
+    remembered,
     retry,
     validate_positive_int,
 )
@@ -104,6 +105,9 @@ _SEARCH = _Script(_scripts.SEARCH)
 _SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
 _MIGRATE = _Script(_scripts.MIGRATE)
 _FLUSH = _Script(_scripts.FLUSH)
+
+_REMEMBERED_TAIL = 256
+"""Messages of a ``save_all`` the decode cache keeps (its newest: what the next read wants)."""
 
 _FLUSH_BATCH = 1000
 """Pending index documents one ``FLUSH`` writes at most (a few ms of the server's time)."""
@@ -435,9 +439,15 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
         keys = self._layout.conversation(cid)
-        args = self._head(keys, cid) + self._pairs(cid, messages)
+        triples = self._pairs(cid, messages)
+        args = self._head(keys, cid) + triples
         with translate_errors("saving a conversation"):
-            _SAVE_ALL(self._client, keys.script_keys, args)
+            first = _SAVE_ALL(self._client, keys.script_keys, args)
+        # what a window read returns next (the newest and the system messages); not a whole
+        # import, which would only push the cache's other entries out
+        entries, first = triples[2::3], int(first)
+        for i in remembered(messages, _REMEMBERED_TAIL):
+            self._decoded.remember(first + i, entries[i : i + 1], messages[i : i + 1])
 
     def _delete(self, cid: str) -> None:
         keys = self._layout.conversation(cid)

@@ -182,11 +182,11 @@ return start
 SAVE_ALL = (
     _PRELUDE
     + r"""
--- triples from ARGV[5]
+-- triples from ARGV[5]. Returns the first new position.
 drop_all()
-push(5)
+local start = push(5)
 finish()
-return 1
+return start
 """
 )
 
