@@ -10,6 +10,7 @@ shared-mutable data: a replaced or concurrently written row has other bytes, hen
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from datetime import timezone
 from functools import partial
 from typing import TypeVar
 
@@ -19,6 +20,9 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 
 DEFAULT_DECODE_CACHE_SIZE = 4096
+
+REMEMBERED_TAIL = 256
+"""Messages of a replace that a store caches (its newest: what the next read wants)."""
 
 
 class DecodeCache:
@@ -59,16 +63,21 @@ class DecodeCache:
             out.append(value if value is not None else self.get(key, partial(decode, key)))  # type: ignore[arg-type]
         return out
 
-    def put(self, key: Hashable, value: object) -> None:
-        """Store ``value`` under ``key`` without decoding: for rows a store just wrote,
-        keyed exactly as a read will return them (so the next read decodes nothing)."""
-        self.get(key, partial(_same, value))
+    def put_written(self, key: Hashable, message: Message, position: int) -> None:
+        """Cache ``message``, which this store just wrote at ``position``, under ``key``: the
+        stored form a read will return for it (so the next read decodes nothing). Only UTC
+        timestamps: a read returns UTC, so another zone would be an equal message that
+        prints differently."""
+        created = message.created_at
+        if created is not None and created.tzinfo is timezone.utc:
+            stored = message.with_store_fields(created_at=created, position=position)
+            self.get(key, partial(_same, stored))
 
     def clear(self) -> None:
         self._data.clear()
 
 
-def remembered(messages: Sequence[Message], tail: int) -> list[int]:
+def remembered(messages: Sequence[Message], tail: int = REMEMBERED_TAIL) -> list[int]:
     """Indexes of what a store caches after replacing a history with ``messages``: the
     newest ``tail`` and every system message, i.e. what the next window read returns (a
     whole import would only push the cache's other entries out)."""

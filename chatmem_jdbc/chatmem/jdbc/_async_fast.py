@@ -88,10 +88,6 @@ class AsyncFastPath(Protocol):
         ...
 
 
-REMEMBERED_TAIL = 256
-"""Messages of a replace the decode cache keeps (its newest: what the next read wants)."""
-
-
 def fast_path_for(
     dialect: SqlDialect, engine: AsyncEngine, tables: Tables, sql: Statements, reserve: Any
 ) -> AsyncFastPath | None:
@@ -310,27 +306,26 @@ class AsyncSqliteFastPath:
 
     def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The column values of ``messages`` at ``start``, ... as SQLite stores them."""
-        written = []
-        for i, m in enumerate(messages):
-            values = to_row(cid, start + i, m)
-            values["created_at"] = sqlite_text(values["created_at"])
-            written.append(values)
-        return written
+        return [self._row(cid, start + i, m) for i, m in enumerate(messages)]
+
+    @staticmethod
+    def _row(cid: str, position: int, message: Message) -> dict[str, Any]:
+        values = to_row(cid, position, message)
+        values["created_at"] = sqlite_text(values["created_at"])
+        return values
 
     def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
-        for i in remembered(messages, REMEMBERED_TAIL):
-            self._remember(self._rows(cid, start + i, messages[i : i + 1]), messages[i : i + 1])
+        keep = remembered(messages)
+        written = [self._row(cid, start + i, messages[i]) for i in keep]
+        self._remember(written, [messages[i] for i in keep])
 
     def _remember(self, written: list[dict[str, Any]], messages: Sequence[Message]) -> None:
         """Cache the messages just committed under the rows a read will return for them
         (the very values inserted: SQLite gives back the text and integers it was given),
-        so the next window read decodes nothing it wrote. Only UTC timestamps: a read
-        returns UTC, so another zone would be an equal message that prints differently."""
-        columns, put = self.columns, self.cache.put
+        so the next window read decodes nothing it wrote."""
+        columns, put = self.columns, self.cache.put_written
         for values, m in zip(written, messages, strict=True):
-            if m.created_at is not None and m.created_at.tzinfo is timezone.utc:
-                stored = m.with_store_fields(created_at=m.created_at, position=values["position"])
-                put(tuple(values[c] for c in columns), stored)
+            put(tuple(values[c] for c in columns), m, values["position"])
 
     def _raise(self, exc: sqlite3.Error, stmt: Compiled, what: str) -> NoReturn:
         """Raise the chatmem error SQLAlchemy's path raises for the same sqlite3 error."""
@@ -383,7 +378,7 @@ class AsyncPsycopgFastPath:
         return True
 
     def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
-        pass  # its reads' rows are the driver's own objects, not what the append sent
+        pass  # not cached: its reads' row form (driver-parsed types) is not checked to match
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
@@ -501,7 +496,7 @@ class AsyncMysqlFastPath:
         return trim_to is None and count <= MAX_ONE_TRIP_BATCH
 
     def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
-        pass  # its reads' rows are the driver's own objects, not what the append sent
+        pass  # not cached: its reads' row form (driver-parsed types) is not checked to match
 
     def _insert(self, k: int) -> Compiled:
         stmt = self._inserts.get(k)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from datetime import timezone
 from functools import partial
 from typing import Any
 
@@ -114,10 +113,6 @@ def parse_entry(raw: str | bytes) -> Message:
         raise SchemaError(f"not a chatmem log entry: {data[:60]!r}") from exc
 
 
-def _same(message: Message) -> Message:
-    return message
-
-
 def in_order(messages: list[Message], systems: int, others: int) -> list[Message]:
     """A log tail (the other messages, then the ``systems`` system ones, each run oldest
     first) as every system message plus the newest ``others`` others (-1: all), by
@@ -147,15 +142,14 @@ class EntryCache:
         return self._cache.get(raw, partial(parse_entry, raw))
 
     def remember(self, first: int, entries: Sequence[str], messages: Sequence[Message]) -> None:
-        """Cache messages this repository just appended at positions ``first``, ... under
-        the exact bytes the store now holds for them, so the next read need not decode
-        what it wrote. Only UTC timestamps: a read returns UTC, so another zone would be
-        an equal message that prints differently."""
-        get = self._cache.get
+        """Cache messages this repository just wrote at positions ``first``, ... under the
+        exact bytes the store now holds for them, so the next read need not decode them."""
         for i, (entry, m) in enumerate(zip(entries, messages, strict=True)):
-            if m.created_at is not None and m.created_at.tzinfo is timezone.utc:
-                stored = m.with_store_fields(created_at=m.created_at, position=first + i)
-                get(f"{first + i} {entry}".encode(), partial(_same, stored))
+            self.remember_at(first + i, entry, m)
+
+    def remember_at(self, position: int, entry: str, message: Message) -> None:
+        """``remember`` of one message (its log entry without the position)."""
+        self._cache.put_written(f"{position} {entry}".encode(), message, position)
 
     def parse_entries(self, entries: Sequence[str | bytes]) -> list[Message]:
         return self._cache.get_many(entries, parse_entry)

@@ -106,9 +106,6 @@ _SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
 _MIGRATE = _Script(_scripts.MIGRATE)
 _FLUSH = _Script(_scripts.FLUSH)
 
-_REMEMBERED_TAIL = 256
-"""Messages of a ``save_all`` the decode cache keeps (its newest: what the next read wants)."""
-
 _FLUSH_BATCH = 1000
 """Pending index documents one ``FLUSH`` writes at most (a few ms of the server's time)."""
 
@@ -446,8 +443,8 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         # what a window read returns next (the newest and the system messages); not a whole
         # import, which would only push the cache's other entries out
         entries, first = triples[2::3], int(first)
-        for i in remembered(messages, _REMEMBERED_TAIL):
-            self._decoded.remember(first + i, entries[i : i + 1], messages[i : i + 1])
+        for i in remembered(messages):
+            self._decoded.remember_at(first + i, entries[i], messages[i])
 
     def _delete(self, cid: str) -> None:
         keys = self._layout.conversation(cid)

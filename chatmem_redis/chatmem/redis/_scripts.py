@@ -273,7 +273,8 @@ while done < budget do
   if not tag then break end
   local pendk = convp .. tag .. ':pend'
   local items
-  if redis.call('HLEN', pendk) > budget - done then
+  local part = redis.call('HLEN', pendk) > budget - done
+  if part then
     items = redis.call('HRANDFIELD', pendk, budget - done, 'WITHVALUES')
     redis.call('SADD', KEYS[1], tag)  -- the rest waits for the next call
   else
@@ -287,8 +288,9 @@ while done < budget do
     redis.call('JSON.SET', doc, '$', items[i + 1])
     if type(expiry) == 'number' and expiry > 0 then redis.call('PEXPIREAT', doc, expiry)
     elseif ttl > 0 then redis.call('PEXPIRE', doc, ttl) end
-    redis.call('HDEL', pendk, items[i])
+    if part then redis.call('HDEL', pendk, items[i]) end
   end
+  if not part then redis.call('DEL', pendk) end
   done = done + #items / 2
 end
 return redis.call('SCARD', KEYS[1])
