@@ -105,3 +105,42 @@ def test_a_search_sees_every_append_that_returned_before_it(make_repository: Mak
         t.join()
     assert short == []
     assert len(searcher.find_by_content("racing", limit=1_000)) == 600
+
+
+def test_on_the_default_path_a_search_sees_every_append_from_threads_and_processes(
+    harness: Any, server: ServerInfo
+) -> None:
+    """``repository_from_url(url)`` as README shows, on a cold server (no index, no keys),
+    writers in 4 threads and 2 processes, then one search: every message is found."""
+    import subprocess
+    import sys
+
+    from chatmem.core import repository_from_url
+
+    url = harness.cold_default_url(server)
+    worker = (
+        "import sys\n"
+        "from chatmem.core import UserMessage, repository_from_url\n"
+        "repo = repository_from_url(sys.argv[1])\n"
+        "for i in range(50):\n"
+        "    repo.append(f'p{sys.argv[2]}', UserMessage(f'coldword p{sys.argv[2]} n{i}'))\n"
+    )
+    try:
+        procs = [subprocess.Popen([sys.executable, "-c", worker, url, str(p)]) for p in range(2)]
+
+        def write(t: int) -> None:
+            repo = repository_from_url(url)
+            for i in range(50):
+                repo.append(f"t{t}", UserMessage(f"coldword t{t} n{i}"))
+
+        threads = [threading.Thread(target=write, args=(t,)) for t in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert [p.wait(timeout=120) for p in procs] == [0, 0]
+        hits = repository_from_url(url).find_by_content("coldword", limit=1_000)
+        assert len(hits) == 300
+        assert {h.conversation_id for h in hits} == {"p0", "p1", "t0", "t1", "t2", "t3"}
+    finally:
+        harness.cleanup_cold_default(server, url)
