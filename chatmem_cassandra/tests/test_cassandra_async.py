@@ -108,6 +108,22 @@ def test_a_table_of_another_shape_is_a_schema_error_at_first_use(server: ServerI
         session.execute(f'DROP TABLE "{ks}"."{table}"')
 
 
+def test_a_table_loaded_without_its_columns_is_reloaded_at_first_use(
+    repository: Any, server: ServerInfo
+) -> None:
+    c = repository.config
+    metadata = session_of(server).cluster.metadata
+    metadata.keyspaces[c.keyspace].tables[c.table_name].columns.clear()
+    repo = Repo(session_of(server), keyspace=c.keyspace, table_name=c.table_name)
+
+    async def main() -> None:
+        await repo.append("x", UserMessage("m"))
+        assert await repo.find_by_conversation_id("x") == [UserMessage("m")]
+
+    run(main)
+    assert c.conversation_id_column in metadata.keyspaces[c.keyspace].tables[c.table_name].columns
+
+
 def test_from_url_creates_keyspace_and_table_eagerly_and_owns_its_cluster(
     server: ServerInfo,
 ) -> None:

@@ -160,6 +160,12 @@ async def schema_agreed(session: Any, result: AsyncResultSet | None, wait: float
     return bool(await asyncio.to_thread(control.wait_for_schema_agreement, wait_time=wait))
 
 
+async def refresh_table(session: Any, keyspace: str, table: str) -> None:
+    """Reload one table's metadata (the driver waits for agreement first), in a thread
+    (set-up only)."""
+    await asyncio.to_thread(session.cluster.refresh_table_metadata, keyspace, table)
+
+
 async def connect(cluster: Any) -> Any:
     """``cluster.connect()`` (blocking by the driver's design) off the loop, once."""
     return await asyncio.to_thread(cluster.connect)

@@ -27,6 +27,11 @@ def schema_agreed(session: Any, result: Any, wait: float) -> bool:
     return bool(session.cluster.control_connection.wait_for_schema_agreement(wait_time=wait))
 
 
+def refresh_table(session: Any, keyspace: str, table: str) -> None:
+    """Reload one table's metadata (the driver waits for agreement first)."""
+    session.cluster.refresh_table_metadata(keyspace, table)
+
+
 def connect(cluster: Any) -> Any:
     """``cluster.connect()``."""
     return cluster.connect()

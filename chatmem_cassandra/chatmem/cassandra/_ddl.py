@@ -15,7 +15,7 @@ from typing import Any
 
 from chatmem.core import SchemaError
 
-from ._blocking import execute, schema_agreed
+from ._blocking import execute, refresh_table, schema_agreed
 from ._config import CassandraConfig
 from ._errors import translate_errors
 from ._schema import SCHEMA_AGREEMENT_WAIT, check_table, create_keyspace_cql, create_table_cql
@@ -43,7 +43,19 @@ def ensure_schema(session: Any, config: CassandraConfig) -> None:
             # that has not applied it yet would answer "table does not exist"
             raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
     if table is not None:
-        check_table(config, table)
+        try:
+            check_table(config, table)
+        except SchemaError:
+            # the driver loads tables and columns with separate queries: a table another
+            # client created between them shows no columns (seen with 4 cold processes).
+            # Reload this table once, after agreement, before calling it wrong.
+            refresh_table(session, c.keyspace, c.table_name)
+            with translate_errors("schema creation"):
+                keyspace = metadata.keyspaces.get(c.keyspace)
+                table = keyspace.tables.get(c.table_name) if keyspace is not None else None
+            if table is None:
+                raise SchemaError(f"table {c.keyspace}.{c.table_name} vanished") from None
+            check_table(config, table)
 
 
 def _ddl(session: Any, cql: str) -> None:
