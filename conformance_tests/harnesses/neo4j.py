@@ -282,7 +282,7 @@ class Neo4jHarness(Harness):
             # server's transaction memory limit in one DETACH DELETE
             with driver.session(database=config.database) as session:
                 session.run(
-                    f"MATCH (n:`{label}`) CALL {{ WITH n DETACH DELETE n }}"
+                    f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }}"
                     " IN TRANSACTIONS OF 5000 ROWS"
                 ).consume()
         if config.session_label == "Session" or config.message_label == "Message":
