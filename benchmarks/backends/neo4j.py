@@ -67,8 +67,7 @@ class Neo4jFloor(Floor):
         # limit is reached
         for label in (self.label, self.conv):
             self.session.run(
-                f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }} "
-                "IN TRANSACTIONS OF 5000 ROWS"
+                f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
             ).consume()
         self.session.close()
         for index in self.indexes:
