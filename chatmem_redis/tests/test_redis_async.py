@@ -329,7 +329,9 @@ def test_every_operation_is_one_script_call_or_one_read(server: ServerInfo, harn
     run(body)
 
 
-def test_ttl_gives_every_key_the_same_sliding_expiry(server: ServerInfo, harness: Any) -> None:
+def test_ttl_expires_the_conversation_whole_and_its_documents_after_it(
+    server: ServerInfo, harness: Any
+) -> None:
     async def body() -> None:
         async with async_repo(server, harness, ttl=timedelta(hours=1)) as repo:
             await repo.save_all("ttl", every_kind())
@@ -345,8 +347,12 @@ def test_ttl_gives_every_key_the_same_sliding_expiry(server: ServerInfo, harness
             docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
             found = [k for k in [keys.seq, keys.log, keys.pending_docs, *docs] if client.exists(k)]
             assert len(found) == 2 + 6  # the old system message was replaced; none pending
-            expiries = {client.pexpiretime(k) for k in found}
-            assert len(expiries) == 1 and expiries.pop() > 0
+            own = {client.pexpiretime(k) for k in [keys.seq, keys.log]}
+            assert len(own) == 1  # the conversation expires whole
+            expiry = own.pop()
+            assert expiry > 0
+            for doc in docs:  # refreshed once per TTL period: never before the log
+                assert expiry <= client.pexpiretime(doc) <= expiry + 3_600_000
             raw = client.execute_command("JSON.GET", keys.doc_prefix + "1")
             assert json.loads(raw)["conversation_id"] == "ttl"
 

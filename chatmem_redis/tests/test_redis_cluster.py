@@ -201,3 +201,26 @@ def test_a_killed_master_fails_over_and_loses_no_replicated_write() -> None:
         client.close()
     finally:
         server.stop()
+
+
+def test_ttl_on_a_cluster_documents_written_at_once_never_expire_before_the_log(
+    server: ServerInfo, harness: Any
+) -> None:
+    from datetime import timedelta
+
+    r = harness.make_repository(server, ttl=timedelta(hours=1))
+    try:
+        r.save_all("ttl", [UserMessage(f"m{i}") for i in range(50)])
+        time.sleep(0.05)
+        for i in range(3):  # written between refreshes: they take the documents' expiry
+            r.append("ttl", UserMessage(f"later {i}"))
+        client: RedisCluster = r.client
+        keys = r._layout.conversation("ttl")
+        expiry = client.pexpiretime(keys.log)
+        assert expiry > 0 and client.pexpiretime(keys.seq) == expiry
+        docs = [keys.doc_prefix + str(p) for p in range(53)]
+        assert all(client.exists(d) for d in docs)  # a cluster indexes at once
+        for doc in docs:
+            assert expiry <= client.pexpiretime(doc) <= expiry + 3_600_000, doc
+    finally:
+        harness.cleanup(server, r)

@@ -298,41 +298,102 @@ def test_ids_compare_exactly(repository: Any) -> None:
 
 
 # -- TTL -----------------------------------------------------------------------------------
-def conversation_keys(repo: Any, server: ServerInfo, cid: str) -> list[bytes]:
-    """Every key of ``cid``, its search documents written (none left pending)."""
+def conversation_keys(repo: Any, server: ServerInfo, cid: str) -> tuple[list[bytes], list[bytes]]:
+    """The conversation's own keys (counter, log, pending hash) and its search documents,
+    written (none left pending)."""
     keys = repo._layout.conversation(cid)
     client = client_of(server)
     before = [k for k in (keys.seq, keys.log, keys.pending_docs) if client.exists(k)]
-    assert len({client.pttl(k) > 0 for k in before}) == 1  # pending ones expire alike
+    assert len({client.pexpiretime(k) for k in before}) == 1  # pending ones expire alike
     repo.index_pending()
     docs = client.keys(keys.doc_prefix.replace("{", "\\{").replace("}", "\\}") + "*")
-    return [k for k in [keys.seq.encode(), keys.log.encode(), keys.pending_docs.encode(), *docs]
-            if client.exists(k)]  # fmt: skip
+    own = [k for k in (keys.seq.encode(), keys.log.encode(), keys.pending_docs.encode())
+           if client.exists(k)]  # fmt: skip
+    return own, docs
 
 
-def test_ttl_gives_every_key_of_a_conversation_the_same_expiry(
+def assert_expires_whole(repo: Any, server: ServerInfo, cid: str, ttl: timedelta) -> None:
+    """The log and counter share one expiry; no document expires before it, nor more than
+    one TTL after it (documents are refreshed once per TTL period, not on every write)."""
+    own, docs = conversation_keys(repo, server, cid)
+    client = client_of(server)
+    expiries = {client.pexpiretime(k) for k in own}
+    assert len(expiries) == 1
+    expiry = expiries.pop()
+    assert expiry > 0
+    ttl_ms = ttl / timedelta(milliseconds=1)
+    for doc in docs:
+        assert expiry <= client.pexpiretime(doc) <= expiry + ttl_ms, doc
+
+
+def test_ttl_expires_a_conversation_whole_and_its_documents_after_it(
     make_repository: Make, server: ServerInfo
 ) -> None:
-    repo = make_repository(ttl=timedelta(hours=1))
+    ttl = timedelta(hours=1)
+    repo = make_repository(ttl=ttl)
     repo.save_all("ttl", every_kind())
     repo.append("ttl", UserMessage("later"))
-    keys = conversation_keys(repo, server, "ttl")
-    assert len(keys) == 2 + 6
-    client = client_of(server)
-    expiries = {client.pexpiretime(k) for k in keys}
-    assert len(expiries) == 1 and expiries.pop() > 0
+    own, docs = conversation_keys(repo, server, "ttl")
+    assert (len(own), len(docs)) == (2, 6)
+    assert_expires_whole(repo, server, "ttl", ttl)
 
 
 def test_no_head_first_expiry_leaves_orphan_tool_results(
     make_repository: Make, server: ServerInfo
 ) -> None:
-    repo = make_repository(ttl=timedelta(seconds=30))
+    ttl = timedelta(seconds=30)
+    repo = make_repository(ttl=ttl)
     call = AssistantMessage(None, tool_calls=[ToolCall(id="c", name="t")])
     repo.append("tools", [UserMessage("q"), call])
     time.sleep(0.05)
     repo.append("tools", ToolResponseMessage([ToolResponse(id="c", name="t", response_data="r")]))
+    assert_expires_whole(repo, server, "tools", ttl)
+
+
+def test_with_a_ttl_an_append_does_not_touch_every_document(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    # refreshing each document's expiry on every append made it O(H): 37 ms at H = 10,000
+    repo = make_repository(ttl=timedelta(hours=1))
+    repo.save_all("long", [UserMessage(f"m{i}") for i in range(2_000)])
+    repo.index_pending()
     client = client_of(server)
-    assert len({client.pexpiretime(k) for k in conversation_keys(repo, server, "tools")}) == 1
+
+    def expire_calls() -> int:
+        stats = client.info("commandstats")
+        return sum(
+            int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("pexpire", "pexpireat")
+        )
+
+    before = expire_calls()
+    for i in range(10):
+        repo.append("long", UserMessage(f"more {i}"))
+    assert expire_calls() - before <= 10 * 3  # counter, log and pending hash
+    assert_expires_whole(repo, server, "long", timedelta(hours=1))
+
+
+def test_a_conversation_started_again_after_expiry_never_returns_old_documents(
+    make_repository: Make, harness: Any, server: ServerInfo
+) -> None:
+    # the documents outlive their log by up to one TTL: a new conversation under the same
+    # id reuses their positions, and a search must find the new messages, never the old
+    options = harness.namespace_options()
+    repo = make_repository(ttl=timedelta(milliseconds=300), **options)
+    repo.append("again", [UserMessage("zebra old one"), AssistantMessage("zebra old two")])
+    assert len(repo.find_by_content("zebra")) == 2
+    keys = repo._layout.conversation("again")
+    client = client_of(server)
+    deadline = time.monotonic() + 5
+    while client.exists(keys.log) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not client.exists(keys.log)
+    assert client.exists(keys.doc_prefix + "0")  # the old document is still there
+    assert repo.find_by_content("zebra") == []
+    fresh = make_repository(**options)  # no TTL: the conversation persists
+    fresh.append("again", [UserMessage("yak new one"), AssistantMessage("yak new two")])
+    assert repo.find_by_content("zebra") == []
+    assert [h.message.text for h in fresh.find_by_content("yak")] == ["yak new one", "yak new two"]
+    assert client.pttl(keys.doc_prefix + "0") == -1  # no expiry left from the old one
 
 
 def test_a_repository_without_ttl_makes_the_conversation_persistent(
@@ -342,8 +403,9 @@ def test_a_repository_without_ttl_makes_the_conversation_persistent(
     make_repository(ttl=timedelta(seconds=30), **options).save_all("p", [UserMessage("x")])
     make_repository(**options).append("p", UserMessage("y"))
     client = client_of(server)
-    keys = conversation_keys(make_repository(**options), server, "p")
-    assert {client.pttl(k) for k in keys} == {-1}
+    own, docs = conversation_keys(make_repository(**options), server, "p")
+    assert {client.pttl(k) for k in [*own, *docs]} == {-1}
+    assert not client.exists(make_repository(**options)._layout.conversation("p").doc_expiry)
 
 
 # -- caps -----------------------------------------------------------------------------------
