@@ -80,7 +80,8 @@ class RedisConfig:
     ``initialize_schema``: ``"always"`` (the default) creates the search index if missing
     (race-safe); ``"never"`` creates nothing and the first advanced query checks that the
     index exists (else ``SchemaError``). History reads and writes never need the index.
-    ``ttl``: whole-conversation expiry, reset by every write (sliding); None keeps forever.
+    ``ttl``: whole-conversation expiry once idle this long (sliding; up to 10% later, so that
+    a write need not touch every key); None keeps forever.
     ``max_conversation_ids``: cap of ``find_conversation_ids()`` (None: every id, paged).
     ``max_messages_per_conversation``: ``find_by_conversation_id`` returns at most this many
     newest messages (None: all).

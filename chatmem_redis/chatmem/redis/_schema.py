@@ -12,8 +12,6 @@ cluster hash tag, keeping a conversation's keys in one slot)::
     <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
     <prefix>c:{H}:pend      HASH  documents not written yet: position -> document JSON
     <prefix>pending         SET   the {H} of every conversation with a pending document
-    <prefix>c:{H}:dexp      STR   with a TTL only: expires when the documents do (kept
-                                  ahead of the log's expiry, see _scripts)
 
 On one node, writes leave the index documents pending (an append is then two cheap
 commands, not a RediSearch indexing per message); every search first writes whatever is
@@ -84,7 +82,6 @@ class ConversationKeys:
     old_msg: str
     pending_docs: str
     pending: str
-    doc_expiry: str
     doc_prefix: str
     tag: str
 
@@ -92,7 +89,7 @@ class ConversationKeys:
     def script_keys(self) -> list[str]:
         return [
             self.ids, self.seq, self.log, self.old_sys, self.old_msg, self.pending_docs,
-            self.pending, self.doc_expiry,
+            self.pending,
         ]  # fmt: skip
 
     @property
@@ -131,7 +128,6 @@ class Layout:
             pending_docs=conv + ":pend",
             # a cluster indexes at once (see _scripts): its id set stands in, never written
             pending=self.slot_ids(key_slot(base)) if self.cluster else self.pending,
-            doc_expiry=conv + ":dexp",
             doc_prefix=self.doc_prefix + base + ":",
             tag=base,
         )

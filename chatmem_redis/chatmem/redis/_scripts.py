@@ -1,6 +1,6 @@
 """Lua scripts: each write is one atomic script (one round trip).
 
-Write scripts take ``KEYS = [ids, seq, log, sys, msg, pend, pending, dexp]`` (see ``_schema``) and
+Write scripts take ``KEYS = [ids, seq, log, sys, msg, pend, pending]`` (see ``_schema``) and
 ``ARGV = [doc_prefix, conversation_id, ttl_ms, defer, ...]``; new messages travel as triples
 ``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
 without its opening brace, entry the log entry without its position (the script prepends
@@ -11,17 +11,15 @@ score = position, plus ``SYSTEM_OFFSET`` for system messages so that they sort a
 other message. Reads are then plain ``ZRANGE``s, no script: the last ``k + s`` members are
 the last ``k`` other messages and all ``s`` system messages. The documents only feed the
 search index. Every write ends in ``finish()``: an emptied conversation is removed from the
-id set; a live one is listed and, with a TTL, its counter, log and pending documents get the
-same expiry in the same script, so a conversation expires whole, never head first.
+id set; a live one is listed and, with a TTL, every key it owns (counter, log, pending
+documents, every document) has one expiry, so a conversation expires whole, never head
+first (and no document outlives its log to fill a search's ``LIMIT``).
 
-The documents' expiry is kept ahead of the log's without touching every document on every
-write (that was O(H) per append: 37 ms at H = 10,000): ``dexp`` expires when the documents
-do; a write that finds it expiring before the log's new expiry sets every document (and
-``dexp``) to twice the TTL, so that happens once per TTL period, and a document written in
-between gets ``dexp``'s expiry. Documents therefore outlive their conversation by at most
-one TTL; they are harmless: a search maps each hit through the log and skips a position the
-log does not hold, and a conversation started again under the same id rewrites the document
-of every position it reuses before any search sees it (``FLUSH`` runs first).
+That expiry is never less than one TTL after the last write, and at most ``TTL_SLACK`` more:
+a write that finds it due within one TTL sets every key to TTL + slack (touching every
+document, O(H): 37 ms at H = 10,000, which every write used to pay), so that happens once per
+slack of activity; the writes in between give only the keys they created the
+conversation's expiry.
 
 Deferred documents: indexing a document in RediSearch costs the server several times what
 the rest of an append does, so with ``defer`` (the conversation's ``{H}``; ``''`` on a
@@ -45,6 +43,10 @@ from __future__ import annotations
 SYSTEM_OFFSET = 2**50
 """Added to a system message's position for its score (positions stay below it; scores
 stay exact doubles below 2**53)."""
+
+TTL_SLACK = 0.1
+"""How much past one TTL after its last write a conversation may live (as a fraction of the
+TTL): the price of refreshing every key once per slack of activity instead of every write."""
 
 _MIGRATE_FUNCTION = (
     r"""
@@ -90,8 +92,11 @@ end
 _PRELUDE = (
     r"""
 local ids, seqk, logk, oldsys, oldmsg = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local pendk, pending, dexpk = KEYS[6], KEYS[7], KEYS[8]
+local pendk, pending = KEYS[6], KEYS[7]
 local docp, cid, ttl, defer = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local TTL_SLACK = """
+    + repr(TTL_SLACK)
+    + r"""
 local written = {}  -- documents this script wrote at once (no defer: a cluster)
 """
     + _MIGRATE_FUNCTION
@@ -140,45 +145,41 @@ local function push(first)
   return start
 end
 
-local function every_doc(fn)
-  for _, e in ipairs(redis.call('ZRANGE', logk, 0, -1)) do fn(docp .. pos(e)) end
-end
-
 local function finish()
   if redis.call('EXISTS', logk) == 0 then
-    redis.call('DEL', seqk, pendk, dexpk)
+    redis.call('DEL', seqk, pendk)
     redis.call('ZREM', ids, cid)
     return
   end
   redis.call('ZADD', ids, 0, cid)
+  local function apply(fn)
+    fn(seqk)
+    fn(logk)
+    fn(pendk)
+    for _, e in ipairs(redis.call('ZRANGE', logk, 0, -1)) do fn(docp .. pos(e)) end
+  end
   if ttl > 0 then
-    redis.call('PEXPIRE', seqk, ttl)
-    redis.call('PEXPIRE', logk, ttl)
-    redis.call('PEXPIRE', pendk, ttl)
-    if redis.call('PTTL', dexpk) < ttl then
-      -- the documents would expire before the log: all of them to twice the TTL, once
-      every_doc(function(k) redis.call('PEXPIRE', k, 2 * ttl) end)
-      redis.call('SET', dexpk, '1', 'PX', 2 * ttl)
-    else
-      local left = redis.call('PTTL', dexpk)
+    local left = redis.call('PTTL', logk)  -- time is frozen within a script: exact
+    if left < ttl then  -- due within one TTL (or no expiry yet): every key, once
+      local full = ttl + math.floor(ttl * TTL_SLACK)
+      apply(function(k) redis.call('PEXPIRE', k, full) end)
+    else  -- the keys this write created take the conversation's expiry
+      redis.call('PEXPIRE', seqk, left)
+      redis.call('PEXPIRE', pendk, left)
       for _, k in ipairs(written) do redis.call('PEXPIRE', k, left) end
     end
-  elseif redis.call('PTTL', seqk) >= 0 or redis.call('EXISTS', dexpk) == 1 then
+  elseif redis.call('PTTL', seqk) >= 0 then
     -- written by a repository without TTL: the whole conversation persists again
-    redis.call('PERSIST', seqk)
-    redis.call('PERSIST', logk)
-    redis.call('PERSIST', pendk)
-    every_doc(function(k) redis.call('PERSIST', k) end)
-    redis.call('DEL', dexpk)
+    apply(function(k) redis.call('PERSIST', k) end)
   else
-    -- a document left by an expired conversation of this id may hold an expiry
+    -- a document key left by an earlier life of this id may still hold an expiry
     for _, k in ipairs(written) do redis.call('PERSIST', k) end
   end
 end
 
 local function drop_all()
   drop_docs(redis.call('ZRANGE', logk, 0, -1))
-  redis.call('DEL', seqk, logk, pendk, dexpk)
+  redis.call('DEL', seqk, logk, pendk)
 end
 """
 )
@@ -305,10 +306,7 @@ while done < budget do
   else
     items = redis.call('HGETALL', pendk)
   end
-  -- the documents' expiry (dexp, ahead of the log's), else the counter's (an earlier
-  -- release's writes): never before the conversation's
-  local clock = convp .. tag .. ':dexp'
-  if redis.call('EXISTS', clock) == 0 then clock = convp .. tag .. ':seq' end
+  local clock = convp .. tag .. ':seq'  -- the conversation's expiry
   local expiry = redis.pcall('PEXPIRETIME', clock)  -- Redis 7+
   local ttl = -1
   if type(expiry) ~= 'number' then ttl = redis.call('PTTL', clock) end
