@@ -16,6 +16,7 @@ thread, once (see ``_aio``).
 from __future__ import annotations
 
 import asyncio  # sync: import time
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -39,7 +40,7 @@ from chatmem.core.backend import (
     require,
 )
 
-from ._aio import connect, execute, prepare, shutdown
+from ._aio import connect, execute, prepare, refresh_table, shutdown
 from ._async_ddl import ensure_schema
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
@@ -232,11 +233,27 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                     not self._lagging_table(error.__cause__ or error)
                     or isinstance(error, BackendUnavailableError)
                     or attempt == PREPARE_ATTEMPTS - 1
-                    or missing_schema(self._session, self.config)
+                    or await self._table_gone()
                 ):
                     raise
             await asyncio.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _table_gone(self) -> bool:
+        """After a "table does not exist": whether it is gone (dropped, or of another shape)
+        rather than not applied yet by one node. The driver's metadata can lack a table that
+        exists (refreshed from a node that lags, seen on 3 nodes) or show it without columns
+        (torn load), so a metadata that disagrees is reloaded once, after agreement."""
+        with contextlib.suppress(SchemaError):
+            if not missing_schema(self._session, self.config):
+                return False
+        # no agreement or no connection: judge by the metadata we have
+        with contextlib.suppress(Exception):
+            await refresh_table(self._session, self.config.keyspace, self.config.table_name)
+        try:
+            return bool(missing_schema(self._session, self.config))
+        except SchemaError:
+            return True
 
     async def _rows(
         self,

@@ -17,6 +17,7 @@ thread, once (see ``_aio``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -41,7 +42,7 @@ from chatmem.core.backend import (
     retry,
 )
 
-from ._blocking import connect, execute, prepare, shutdown
+from ._blocking import connect, execute, prepare, refresh_table, shutdown
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
@@ -225,11 +226,27 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     not self._lagging_table(error.__cause__ or error)
                     or isinstance(error, BackendUnavailableError)
                     or attempt == PREPARE_ATTEMPTS - 1
-                    or missing_schema(self._session, self.config)
+                    or self._table_gone()
                 ):
                     raise
             time.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _table_gone(self) -> bool:
+        """After a "table does not exist": whether it is gone (dropped, or of another shape)
+        rather than not applied yet by one node. The driver's metadata can lack a table that
+        exists (refreshed from a node that lags, seen on 3 nodes) or show it without columns
+        (torn load), so a metadata that disagrees is reloaded once, after agreement."""
+        with contextlib.suppress(SchemaError):
+            if not missing_schema(self._session, self.config):
+                return False
+        # no agreement or no connection: judge by the metadata we have
+        with contextlib.suppress(Exception):
+            refresh_table(self._session, self.config.keyspace, self.config.table_name)
+        try:
+            return bool(missing_schema(self._session, self.config))
+        except SchemaError:
+            return True
 
     def _rows(
         self,
