@@ -16,7 +16,13 @@ from chatmem.core import SchemaError
 from ._aio import execute, refresh_table, schema_agreed
 from ._config import CassandraConfig
 from ._errors import translate_errors
-from ._schema import SCHEMA_AGREEMENT_WAIT, check_table, create_keyspace_cql, create_table_cql
+from ._schema import (
+    SCHEMA_AGREEMENT_WAIT,
+    check_table,
+    create_keyspace_cql,
+    create_table_cql,
+    missing_schema,
+)
 
 # unasync: _aio -> _blocking
 
@@ -47,15 +53,19 @@ async def ensure_schema(session: Any, config: CassandraConfig) -> None:
             check_table(config, table)
         except SchemaError:
             # the driver loads tables and columns with separate queries: a table another
-            # client created between them shows no columns (seen with 4 cold processes).
-            # Reload this table once, after agreement, before calling it wrong.
-            await refresh_table(session, c.keyspace, c.table_name)
-            with translate_errors("schema creation"):
-                keyspace = metadata.keyspaces.get(c.keyspace)
-                table = keyspace.tables.get(c.table_name) if keyspace is not None else None
-            if table is None:
+            # client created between them shows no columns (seen with 4 cold processes)
+            if await reloaded_missing(session, config):  # raises for another shape
                 raise SchemaError(f"table {c.keyspace}.{c.table_name} vanished") from None
-            check_table(config, table)
+
+
+async def reloaded_missing(session: Any, config: CassandraConfig) -> list[str]:
+    """``missing_schema`` after reloading the table's metadata once, after agreement: for
+    when the driver's metadata disagrees with the server (a torn load, or a refresh from a
+    node that lags). Raises SchemaError for a table of another shape."""
+    # no agreement or no connection: judge by the metadata we have
+    with contextlib.suppress(Exception):
+        await refresh_table(session, config.keyspace, config.table_name)
+    return missing_schema(session, config)
 
 
 async def _ddl(session: Any, cql: str) -> None:

@@ -40,8 +40,8 @@ from chatmem.core.backend import (
     require,
 )
 
-from ._aio import connect, execute, prepare, refresh_table, shutdown
-from ._async_ddl import ensure_schema
+from ._aio import connect, execute, prepare, shutdown
+from ._async_ddl import ensure_schema, reloaded_missing
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
@@ -247,11 +247,8 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
         with contextlib.suppress(SchemaError):
             if not missing_schema(self._session, self.config):
                 return False
-        # no agreement or no connection: judge by the metadata we have
-        with contextlib.suppress(Exception):
-            await refresh_table(self._session, self.config.keyspace, self.config.table_name)
         try:
-            return bool(missing_schema(self._session, self.config))
+            return bool(await reloaded_missing(self._session, self.config))
         except SchemaError:
             return True
 

@@ -42,11 +42,11 @@ from chatmem.core.backend import (
     retry,
 )
 
-from ._blocking import connect, execute, prepare, refresh_table, shutdown
+from ._blocking import connect, execute, prepare, shutdown
 from ._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from ._config import CassandraConfig, parse_url
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
-from ._ddl import ensure_schema
+from ._ddl import ensure_schema, reloaded_missing
 from ._errors import table_not_ready, translate_errors, unknown_outcome
 from ._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append
 from ._policies import LWT_RETRY_POLICY
@@ -240,11 +240,8 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         with contextlib.suppress(SchemaError):
             if not missing_schema(self._session, self.config):
                 return False
-        # no agreement or no connection: judge by the metadata we have
-        with contextlib.suppress(Exception):
-            refresh_table(self._session, self.config.keyspace, self.config.table_name)
         try:
-            return bool(missing_schema(self._session, self.config))
+            return bool(reloaded_missing(self._session, self.config))
         except SchemaError:
             return True
 

@@ -171,9 +171,6 @@ local function finish()
   elseif redis.call('PTTL', seqk) >= 0 then
     -- written by a repository without TTL: the whole conversation persists again
     apply(function(k) redis.call('PERSIST', k) end)
-  else
-    -- a document key left by an earlier life of this id may still hold an expiry
-    for _, k in ipairs(written) do redis.call('PERSIST', k) end
   end
 end
 
@@ -306,16 +303,14 @@ while done < budget do
   else
     items = redis.call('HGETALL', pendk)
   end
-  local clock = convp .. tag .. ':seq'  -- the conversation's expiry
-  local expiry = redis.pcall('PEXPIRETIME', clock)  -- Redis 7+
+  local expiry = redis.pcall('PEXPIRETIME', convp .. tag .. ':seq')  -- Redis 7+
   local ttl = -1
-  if type(expiry) ~= 'number' then ttl = redis.call('PTTL', clock) end
+  if type(expiry) ~= 'number' then ttl = redis.call('PTTL', convp .. tag .. ':seq') end
   for i = 1, #items, 2 do
     local doc = docp .. tag .. ':' .. items[i]
     redis.call('JSON.SET', doc, '$', items[i + 1])
     if type(expiry) == 'number' and expiry > 0 then redis.call('PEXPIREAT', doc, expiry)
-    elseif ttl > 0 then redis.call('PEXPIRE', doc, ttl)
-    else redis.call('PERSIST', doc) end  -- over a document an expired conversation left
+    elseif ttl > 0 then redis.call('PEXPIRE', doc, ttl) end
     if part then redis.call('HDEL', pendk, items[i]) end
   end
   if not part then redis.call('DEL', pendk) end
