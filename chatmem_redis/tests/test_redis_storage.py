@@ -403,6 +403,44 @@ def test_a_conversation_started_again_after_expiry_never_returns_old_documents(
     assert client.pttl(keys.doc_prefix + "0") == -1  # no expiry left from the old one
 
 
+def test_ttl_on_the_default_path_threads_on_a_cold_store_share_one_expiry(
+    server: ServerInfo,
+) -> None:
+    # built as the docs show (repository_from_url with a ttl), on a prefix nothing used yet
+    from chatmem.core import repository_from_url
+    from conformance_tests.harness import unique_suffix
+
+    assert server.url is not None
+    prefix = f"cold-ttl-{unique_suffix()}:"
+    ttl = timedelta(hours=1)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def writer(w: int) -> None:
+        try:
+            repo = repository_from_url(server.url, ttl=ttl, key_prefix=prefix)
+            barrier.wait()
+            for i in range(25):
+                repo.append("shared", UserMessage(f"w{w} m{i}"))
+            repo.close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    repo = repository_from_url(server.url, ttl=ttl, key_prefix=prefix)
+    try:
+        assert len(repo.find_by_conversation_id("shared")) == 100
+        assert_expires_whole(repo, server, "shared", ttl, now_ms())
+    finally:
+        repo.delete_by_conversation_id("shared")
+        repo.close()
+
+
 def test_a_repository_without_ttl_makes_the_conversation_persistent(
     make_repository: Make, harness: Any, server: ServerInfo
 ) -> None:
