@@ -1,8 +1,11 @@
 """Peer contenders: the chat histories users would otherwise pick, on the same servers.
 
 A peer's turn is what an application does with it: add the user message, add the assistant
-reply, read what it would feed the model. None of them has a bounded window, so that read is
-the whole history; msgs read per turn say so. Each peer is built lazily; a package that is
+reply, read what it would feed the model. Peers run as configured by default, so most read the
+whole history (msgs read per turn say so), except where the default reads less than the
+bench's window: langchain-neo4j's ``window`` counts exchanges and defaults to 3 (7 messages),
+so it gets ``WINDOW // 2`` exchanges, which its query reads as 21 messages, and does at least
+the work chatmem does. Each peer is built lazily; a package that is
 missing or a store that cannot work against the servers here becomes a ``NotRun`` with the
 reason, which the results file keeps (never silently dropped). Installed by the ``bench``
 nox session only, not by any extra.
@@ -17,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks._workload import WINDOW
 from chatmem.core import Message
 from conformance_tests.harness import ServerInfo, unique_suffix
 
@@ -251,7 +255,12 @@ def _lc_neo4j(server: ServerInfo) -> LangChainPeer:
     return LangChainPeer(
         "langchain-neo4j Neo4jChatMessageHistory",
         lambda cid: Neo4jChatMessageHistory(
-            cid, url=server.url, username="neo4j", password="neo4j", node_label=label
+            cid,
+            url=server.url,
+            username="neo4j",
+            password="neo4j",
+            node_label=label,
+            window=WINDOW // 2,  # exchanges of two messages: the bench's window
         ),
     )
 
