@@ -339,6 +339,8 @@ BENCH_PEERS = [
     "llama-index-storage-chat-store-postgres",
     "llama-index-storage-chat-store-redis",
     "llama-index-storage-chat-store-mongo",
+    # the meta-package, as LlamaIndex users install it: MongoChatStore reads its version
+    "llama-index",
 ]
 BENCH_TOOLS = ["matplotlib>=3.8"]
 

@@ -338,8 +338,8 @@ KNOWN = {
     (
         "llama-index MongoChatStore",
         "No package metadata was found for llama-index",
-    ): "the store reads the version of the llama-index meta-package, which pulls in the LLM"
-    " integrations; only llama-index-core is installed here",
+    ): "the store reads the version of the llama-index meta-package, which the bench session"
+    " installs; it is missing when only llama-index-core is",
 }
 
 
