@@ -344,9 +344,10 @@ KNOWN = {
 
 
 def explain(name: str, reason: str) -> str:
-    """``reason`` plus the known cause, when there is one."""
+    """``reason`` plus the known cause, when there is one (once: the run and the report
+    both explain)."""
     for (peer, text), why in KNOWN.items():
-        if peer == name and text in reason:
+        if peer == name and text in reason and why not in reason:
             return f"{reason} ({why})"
     return reason
 
