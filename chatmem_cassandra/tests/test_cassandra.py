@@ -542,6 +542,49 @@ def test_a_table_missing_from_stale_metadata_is_not_taken_for_dropped(
     assert repo._table_gone() is True
 
 
+def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
+    repository: Any, server: ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On 3 nodes a coordinator that has not applied a table created a moment ago answers an
+    # append's conditional batch with "table ... does not exist" (found by the cluster's cold
+    # default-path test; one node cannot lag, so its answer is injected here, before the real
+    # server runs the batch). Nothing ran, so the append is retried and lands once; a table
+    # really dropped still fails at once (test_a_dropped_table_is_a_schema_error_at_once).
+    from cassandra import InvalidRequest
+
+    from chatmem.cassandra import _repository
+
+    real, refused = _repository.execute, []
+
+    def lagging(session: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(statement, BatchStatement) and len(refused) < 2:
+            refused.append(statement)
+            table = repository.config.table_name
+            raise InvalidRequest(
+                f"Error from server: code=2200 [Invalid query] "
+                f'message="table {table} does not exist"'
+            )
+        return real(session, statement, *args, **kwargs)
+
+    monkeypatch.setattr(_repository, "execute", lagging)
+    repository.append("lag", UserMessage("once"))
+    assert len(refused) == 2
+    assert repository.find_by_conversation_id("lag") == [UserMessage("once")]
+
+
+def test_a_dropped_table_is_a_schema_error_at_once(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    repo = make_repository()
+    repo.append("gone", UserMessage("before"))
+    c = repo.config
+    session_of(server).execute(f'DROP TABLE "{c.keyspace}"."{c.table_name}"')
+    started = time.monotonic()
+    with pytest.raises(SchemaError, match=r"does not exist|missing"):
+        repo.append("gone", UserMessage("after"))
+    assert time.monotonic() - started < 5
+
+
 def test_construction_on_an_existing_schema_runs_no_ddl(
     repository: Any, server: ServerInfo
 ) -> None:

@@ -124,6 +124,53 @@ def test_a_table_loaded_without_its_columns_is_reloaded_at_first_use(
     assert c.conversation_id_column in metadata.keyspaces[c.keyspace].tables[c.table_name].columns
 
 
+def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
+    repository: Any, server: ServerInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the async twin of test_cassandra.py's test of the same name (the lagging answer is
+    # injected before the real server runs the batch)
+    from cassandra import InvalidRequest
+
+    from chatmem.cassandra import _async_repository
+
+    c = repository.config
+    repo = Repo(session_of(server), keyspace=c.keyspace, table_name=c.table_name)
+    real, refused = _async_repository.execute, []
+
+    async def lagging(session: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(statement, BatchStatement) and len(refused) < 2:
+            refused.append(statement)
+            raise InvalidRequest(
+                f"Error from server: code=2200 [Invalid query] "
+                f'message="table {c.table_name} does not exist"'
+            )
+        return await real(session, statement, *args, **kwargs)
+
+    monkeypatch.setattr(_async_repository, "execute", lagging)
+
+    async def main() -> None:
+        await repo.append("lag", UserMessage("once"))
+        assert await repo.find_by_conversation_id("lag") == [UserMessage("once")]
+
+    run(main)
+    assert len(refused) == 2
+
+
+def test_a_dropped_table_is_a_schema_error_at_once(repository: Any, server: ServerInfo) -> None:
+    c = repository.config
+    repo = Repo(session_of(server), keyspace=c.keyspace, table_name=c.table_name)
+
+    async def main() -> None:
+        await repo.append("gone", UserMessage("before"))
+        session_of(server).execute(f'DROP TABLE "{c.keyspace}"."{c.table_name}"')
+        started = time.monotonic()
+        with pytest.raises(SchemaError, match=r"does not exist|missing"):
+            await repo.append("gone", UserMessage("after"))
+        assert time.monotonic() - started < 5
+
+    run(main)
+
+
 def test_from_url_creates_keyspace_and_table_eagerly_and_owns_its_cluster(
     server: ServerInfo,
 ) -> None:

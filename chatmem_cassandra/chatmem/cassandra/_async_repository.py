@@ -183,13 +183,24 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                 from cassandra import ConsistencyLevel
 
                 cql = getattr(self._cql, name)
+                gone: list[BaseException] = []
+
+                async def attempt() -> Any:
+                    try:
+                        return await prepare(self._session, cql)
+                    except Exception as exc:
+                        # a table dropped for good is its schema error now, not 20 tries
+                        if self._lagging_table(exc) and await self._table_gone():
+                            gone.append(exc)
+                        raise
+
                 with translate_errors(f"preparing {name}"):
                     fresh: Any = await async_retry(
-                        lambda: prepare(self._session, cql),
+                        attempt,
                         attempts=PREPARE_ATTEMPTS,
                         what=f"preparing {name} (its table was not open yet)",
                         max_sleep=MAX_BACKOFF,
-                        retry_on=self._lagging_table,
+                        retry_on=lambda exc: not gone and self._lagging_table(exc),
                     )
                 fresh.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
                 fresh.serial_consistency_level = getattr(
@@ -222,13 +233,19 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
             from cassandra import ConsistencyLevel
 
             bound.consistency_level = getattr(ConsistencyLevel, self.config.serial_consistency)
+        return await self._execute(bound, what)
+
+    async def _execute(self, statement: Any, what: str) -> Any:
+        """Execute a statement or batch, again while the coordinator answers that our table
+        does not exist but the table is there: a node that has not opened it yet (seen on 3
+        nodes, for reads and for the appends' conditional batches). That answer comes before
+        anything runs, so a retry never applies a write twice; a dropped table is gone from
+        the driver's metadata too, and fails at once."""
         for attempt in range(PREPARE_ATTEMPTS):
             try:
                 with translate_errors(what):
-                    return await execute(self._session, bound)
+                    return await execute(self._session, statement)
             except (SchemaError, BackendError) as error:
-                # a replica that has not opened our table yet (seen on 3 nodes); a dropped
-                # table is gone from the driver's metadata too, and fails at once
                 if (
                     not self._lagging_table(error.__cause__ or error)
                     or isinstance(error, BackendUnavailableError)
@@ -289,8 +306,7 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
         for name, params in parts:
             batch.add(await self._ps(name), params)
         try:
-            with translate_errors(what):
-                result = await execute(self._session, batch)
+            result = await self._execute(batch, what)
         except BackendUnavailableError as error:
             if not unknown_outcome(error.__cause__):
                 raise
