@@ -303,9 +303,10 @@ while done < budget do
   else
     items = redis.call('HGETALL', pendk)
   end
-  local expiry = redis.pcall('PEXPIRETIME', convp .. tag .. ':seq')  -- Redis 7+
+  local clock = convp .. tag .. ':seq'  -- the conversation's expiry
+  local expiry = redis.pcall('PEXPIRETIME', clock)  -- Redis 7+
   local ttl = -1
-  if type(expiry) ~= 'number' then ttl = redis.call('PTTL', convp .. tag .. ':seq') end
+  if type(expiry) ~= 'number' then ttl = redis.call('PTTL', clock) end
   for i = 1, #items, 2 do
     local doc = docp .. tag .. ':' .. items[i]
     redis.call('JSON.SET', doc, '$', items[i + 1])
