@@ -51,7 +51,7 @@ from neo4j import exceptions as neo4j_errors
 
 from ._codec import message_params, messages_from_rows, shape_of
 from ._config import Neo4jConfig, parse_url
-from ._errors import rejected_before_commit, translate_errors
+from ._errors import rejected_before_commit, server_errors, translate_errors
 from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 100
@@ -284,16 +284,20 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             )
             await result.consume()
 
+        async def edit() -> bool:  # a deadlock hidden by the driver's rollback: retried too
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                with server_errors():
+                    await session.execute_write(work)
+            return True
+
         await self._schema_check()
         if ASYNC:
             async with self._one_writer(cid):
                 with translate_errors("window edit"):
-                    async with self._session(neo4j.WRITE_ACCESS) as session:
-                        await session.execute_write(work)
+                    await self._retry(edit)
         else:
             with translate_errors("window edit"):
-                async with self._session(neo4j.WRITE_ACCESS) as session:
-                    await session.execute_write(work)
+                await self._retry(edit)
 
     # -- I/O helpers -----------------------------------------------------------------------
     def _session(self, mode: str) -> neo4j.AsyncSession:

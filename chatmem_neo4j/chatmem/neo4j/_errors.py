@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from chatmem.core.backend import error_translator
 from neo4j import exceptions as neo4j_errors
+
+
+@contextmanager
+def server_errors() -> Iterator[None]:
+    """Around ``execute_write``/``execute_read``: re-raise the server's own error in place of
+    the ``ResultFailedError`` the driver's rollback can raise after a transaction function
+    failed (its cause), so a constraint or a deadlock keeps its type for the code above."""
+    try:
+        yield
+    except neo4j_errors.ResultFailedError as exc:
+        if isinstance(exc.__cause__, neo4j_errors.Neo4jError):
+            raise exc.__cause__ from None
+        raise
 
 
 def rejected_before_commit(exc: BaseException) -> bool:

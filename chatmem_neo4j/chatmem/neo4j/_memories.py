@@ -29,7 +29,7 @@ from chatmem.core import (
     schema_mode,
     to_micros,
 )
-from chatmem.core.backend import cypher_label
+from chatmem.core.backend import cypher_label, retry
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
@@ -46,11 +46,12 @@ from chatmem.core.longterm import (
 from neo4j import exceptions as neo4j_errors
 
 from ._config import DEFAULT_MESSAGE_LABEL, parse_url
-from ._errors import translate_errors
+from ._errors import rejected_before_commit, server_errors, translate_errors
 
 DEFAULT_USER_LABEL = "User"
 DEFAULT_MEMORY_LABEL = "Memory"
 ADD_ATTEMPTS = 5
+TRANSACTION_ATTEMPTS = 20
 _ALREADY_EXISTS = {
     "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
@@ -163,22 +164,33 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
                 self._write(f"DROP {kind} `{name}` IF EXISTS", {})
 
     def _write(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """One managed write transaction (the driver retries transient failures)."""
-
-        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-            return [r.data() for r in tx.run(query, params)]
-
-        with self._driver.session(database=self.database) as session:
-            result: list[dict[str, Any]] = session.execute_write(work)
-            return result
+        """One managed write transaction, re-run while the server rejects it before commit."""
+        return self._transaction(query, params, write=True)
 
     def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._transaction(query, params, write=False)
+
+    def _transaction(self, query: str, params: dict[str, Any], write: bool) -> list[dict[str, Any]]:
+        """The driver retries a transient failure itself, unless its rollback hid the error
+        behind ``ResultFailedError``: ``server_errors`` unwraps it and ``retry`` re-runs it."""
+
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             return [r.data() for r in tx.run(query, params)]
 
-        with self._driver.session(database=self.database) as session:
-            result: list[dict[str, Any]] = session.execute_read(work)
-            return result
+        def run() -> list[dict[str, Any]]:
+            with self._driver.session(database=self.database) as session, server_errors():
+                execute = session.execute_write if write else session.execute_read
+                result: list[dict[str, Any]] = execute(work)
+                return result
+
+        return retry(
+            run,
+            attempts=TRANSACTION_ATTEMPTS,
+            what="a Neo4j memory statement",
+            base_sleep=0.002,
+            max_sleep=1.0,
+            retry_on=rejected_before_commit,
+        )
 
     # -- hooks ---------------------------------------------------------------------------
     def _add(self, record: MemoryRecord, key: str) -> AddResult:

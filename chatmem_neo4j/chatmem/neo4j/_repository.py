@@ -50,7 +50,7 @@ from neo4j import exceptions as neo4j_errors
 
 from ._codec import message_params, messages_from_rows, shape_of
 from ._config import Neo4jConfig, parse_url
-from ._errors import rejected_before_commit, translate_errors
+from ._errors import rejected_before_commit, server_errors, translate_errors
 from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 100
@@ -262,9 +262,14 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             )
             result.consume()
 
+        def edit() -> bool:  # a deadlock hidden by the driver's rollback: retried too
+            with self._session(neo4j.WRITE_ACCESS) as session, server_errors():
+                session.execute_write(work)
+            return True
+
         self._schema_check()
-        with translate_errors("window edit"), self._session(neo4j.WRITE_ACCESS) as session:
-            session.execute_write(work)
+        with translate_errors("window edit"):
+            self._retry(edit)
 
     # -- I/O helpers -----------------------------------------------------------------------
     def _session(self, mode: str) -> neo4j.Session:
