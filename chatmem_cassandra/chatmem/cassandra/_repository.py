@@ -58,9 +58,14 @@ MAX_BACKOFF = 0.5
 """Longest jittered pause between tries (seconds): a lightweight transaction takes several
 round trips, so 16 writers on one conversation need pauses longer than core's 50 ms default
 to spread out instead of colliding again (measured: 100 tries ran out at 50 ms)."""
-PREPARE_ATTEMPTS = 20
-"""Tries of preparing a statement on a table another client has just created (see
-``table_not_ready``)."""
+PREPARE_ATTEMPTS = 40
+"""Tries of preparing or running a statement on a table another client has just created (see
+``table_not_ready``): about 10 s of pauses in all."""
+GONE_AFTER = 3.0
+"""Seconds a table must keep answering "does not exist" before the driver's metadata is
+asked whether it is gone: right after a cold start on 3 nodes the metadata, even reloaded,
+can lack a table that one node has not applied yet (CI: a writer got "table does not exist"
+when it was asked at once); a dropped table keeps its answer, so it fails after this."""
 SETTLE_ATTEMPTS = 10
 """Tries of the reads that settle a write of unknown outcome (they race the same writers)."""
 KNOWN_CONVERSATIONS = 4096
@@ -177,13 +182,14 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
                 cql = getattr(self._cql, name)
                 gone: list[BaseException] = []
+                since = time.monotonic()
 
                 def attempt() -> Any:
                     try:
                         return prepare(self._session, cql)
                     except Exception as exc:
-                        # a table dropped for good is its schema error now, not 20 tries
-                        if self._lagging_table(exc) and self._table_gone():
+                        # a table dropped for good is its schema error, not 40 tries
+                        if self._lagging_table(exc) and self._table_gone(since):
                             gone.append(exc)
                         raise
 
@@ -192,6 +198,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                         attempt,
                         attempts=PREPARE_ATTEMPTS,
                         what=f"preparing {name} (its table was not open yet)",
+                        base_sleep=0.05,
                         max_sleep=MAX_BACKOFF,
                         retry_on=lambda exc: not gone and self._lagging_table(exc),
                     )
@@ -233,7 +240,8 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         does not exist but the table is there: a node that has not opened it yet (seen on 3
         nodes, for reads and for the appends' conditional batches). That answer comes before
         anything runs, so a retry never applies a write twice; a dropped table is gone from
-        the driver's metadata too, and fails at once."""
+        the driver's metadata too, and fails after ``GONE_AFTER``."""
+        since = time.monotonic()
         for attempt in range(PREPARE_ATTEMPTS):
             try:
                 with translate_errors(what):
@@ -243,17 +251,20 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     not self._lagging_table(error.__cause__ or error)
                     or isinstance(error, BackendUnavailableError)
                     or attempt == PREPARE_ATTEMPTS - 1
-                    or self._table_gone()
+                    or self._table_gone(since)
                 ):
                     raise
             time.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _table_gone(self) -> bool:
-        """After a "table does not exist": whether it is gone (dropped, or of another shape)
-        rather than not applied yet by one node. The driver's metadata can lack a table that
-        exists (refreshed from a node that lags, seen on 3 nodes) or show it without columns
-        (torn load), so a metadata that disagrees is reloaded once, after agreement."""
+    def _table_gone(self, since: float) -> bool:
+        """After "table does not exist" answers since ``since``: whether it is gone (dropped,
+        or of another shape) rather than not applied yet by one node. Never before
+        ``GONE_AFTER``; the driver's metadata can lack a table that exists (refreshed from a
+        node that lags, seen on 3 nodes) or show it without columns (torn load), so a
+        metadata that disagrees is reloaded once, after agreement."""
+        if time.monotonic() - since < GONE_AFTER:
+            return False
         with contextlib.suppress(SchemaError):
             if not missing_schema(self._session, self.config):
                 return False
