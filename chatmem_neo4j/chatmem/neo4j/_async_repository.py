@@ -51,7 +51,7 @@ from neo4j import exceptions as neo4j_errors
 
 from ._codec import message_params, messages_from_rows, shape_of
 from ._config import Neo4jConfig, parse_url
-from ._errors import rejected_before_commit, server_errors, translate_errors
+from ._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
 from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 100
@@ -294,10 +294,10 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         if ASYNC:
             async with self._one_writer(cid):
                 with translate_errors("window edit"):
-                    await self._retry(edit)
+                    await self._retry(edit, hidden_by_rollback)
         else:
             with translate_errors("window edit"):
-                await self._retry(edit)
+                await self._retry(edit, hidden_by_rollback)
 
     # -- I/O helpers -----------------------------------------------------------------------
     def _session(self, mode: str) -> neo4j.AsyncSession:
@@ -308,17 +308,22 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             notifications_min_severity="OFF",  # plans are known; no per-query warnings
         )
 
-    async def _retry(self, fn: Callable[[], Awaitable[T]]) -> T:
-        """Re-run ``fn`` while the server rejects it before commit (deadlock, lock timeout);
-        jittered, so deadlocked writers do not retry in lockstep and deadlock again (16
-        writers on one conversation ran out of tries with a fixed 0.2 s cap)."""
+    async def _retry(
+        self,
+        fn: Callable[[], Awaitable[T]],
+        retry_on: Callable[[Exception], bool] = rejected_before_commit,
+    ) -> T:
+        """Re-run ``fn`` while ``retry_on`` says the server rejected it before commit
+        (deadlock, lock timeout); jittered, so deadlocked writers do not retry in lockstep
+        and deadlock again (16 writers on one conversation ran out of tries with a fixed
+        0.2 s cap)."""
         return await async_retry(
             fn,
             attempts=ATTEMPTS,
             what="a Neo4j statement",
             base_sleep=0.002,
             max_sleep=1.0,
-            retry_on=rejected_before_commit,
+            retry_on=retry_on,
         )
 
     if ASYNC:

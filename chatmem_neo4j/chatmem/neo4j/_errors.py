@@ -28,6 +28,14 @@ def rejected_before_commit(exc: BaseException) -> bool:
     return isinstance(exc, neo4j_errors.Neo4jError) and exc.is_retryable()
 
 
+def hidden_by_rollback(exc: BaseException) -> bool:
+    """``rejected_before_commit`` for an error ``server_errors`` took from behind the
+    driver's rollback: the driver's own retry never saw it. Others it has already retried
+    for its whole retry time, so running them again would only multiply that wait."""
+    hidden = isinstance(exc.__context__, neo4j_errors.ResultFailedError)
+    return hidden and rejected_before_commit(exc)
+
+
 translate_errors = error_translator(
     "Neo4j",
     unavailable=(

@@ -46,7 +46,7 @@ from chatmem.core.longterm import (
 from neo4j import exceptions as neo4j_errors
 
 from ._config import DEFAULT_MESSAGE_LABEL, parse_url
-from ._errors import rejected_before_commit, server_errors, translate_errors
+from ._errors import hidden_by_rollback, server_errors, translate_errors
 
 DEFAULT_USER_LABEL = "User"
 DEFAULT_MEMORY_LABEL = "Memory"
@@ -164,7 +164,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
                 self._write(f"DROP {kind} `{name}` IF EXISTS", {})
 
     def _write(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """One managed write transaction, re-run while the server rejects it before commit."""
+        """One managed write transaction (the driver re-runs it on a deadlock)."""
         return self._transaction(query, params, write=True)
 
     def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -189,7 +189,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             what="a Neo4j memory statement",
             base_sleep=0.002,
             max_sleep=1.0,
-            retry_on=rejected_before_commit,
+            retry_on=hidden_by_rollback,
         )
 
     # -- hooks ---------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from neo4j import exceptions as neo4j_errors
 
 from ._codec import message_params, messages_from_rows, shape_of
 from ._config import Neo4jConfig, parse_url
-from ._errors import rejected_before_commit, server_errors, translate_errors
+from ._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
 from ._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 
 ATTEMPTS = 100
@@ -269,7 +269,7 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
         self._schema_check()
         with translate_errors("window edit"):
-            self._retry(edit)
+            self._retry(edit, hidden_by_rollback)
 
     # -- I/O helpers -----------------------------------------------------------------------
     def _session(self, mode: str) -> neo4j.Session:
@@ -280,17 +280,22 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             notifications_min_severity="OFF",  # plans are known; no per-query warnings
         )
 
-    def _retry(self, fn: Callable[[], T]) -> T:
-        """Re-run ``fn`` while the server rejects it before commit (deadlock, lock timeout);
-        jittered, so deadlocked writers do not retry in lockstep and deadlock again (16
-        writers on one conversation ran out of tries with a fixed 0.2 s cap)."""
+    def _retry(
+        self,
+        fn: Callable[[], T],
+        retry_on: Callable[[Exception], bool] = rejected_before_commit,
+    ) -> T:
+        """Re-run ``fn`` while ``retry_on`` says the server rejected it before commit
+        (deadlock, lock timeout); jittered, so deadlocked writers do not retry in lockstep
+        and deadlock again (16 writers on one conversation ran out of tries with a fixed
+        0.2 s cap)."""
         return retry(
             fn,
             attempts=ATTEMPTS,
             what="a Neo4j statement",
             base_sleep=0.002,
             max_sleep=1.0,
-            retry_on=rejected_before_commit,
+            retry_on=retry_on,
         )
 
     def _run(
