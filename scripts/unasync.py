@@ -1,27 +1,30 @@
 """Generate the sync twin of every async source module, the way httpcore and psycopg do.
 
-The async code is the one source of truth: ``chatmem_*/chatmem/**/_async_<name>.py`` is
-written by hand and ``_<name>.py`` beside it is generated from it. Run
+The async code is the one source of truth, kept apart from what is generated: every module
+under a package's ``_async/`` folder is written by hand, and the file of the same name under
+``_sync/`` beside it is generated from it (``chatmem/jdbc/_async/repository.py`` ->
+``chatmem/jdbc/_sync/repository.py``). Nothing else lives in ``_sync/``, and every generated
+file starts with a header naming its source (``.gitattributes`` marks them generated). Run
 ``python scripts/unasync.py`` after editing an async source; ``--check`` (run by the ``lint``
-nox session) fails when a generated file is stale or was edited by hand.
+nox session) fails when a generated file is stale, edited by hand, orphaned, or says
+"async" or "await" in its text (a docstring that reads wrong in the sync twin).
 
 The transform works on tokens, so code, strings and comments keep their layout:
 
 - ``async def``/``async with``/``async for`` lose ``async``; ``await`` disappears;
-- names: ``AsyncFoo`` -> ``Foo``, ``async_foo`` -> ``foo``, ``_async_foo`` -> ``_foo``,
-  ``__aenter__`` -> ``__enter__`` (and the other dunders), ``aclose`` -> ``close``,
-  ``asyncio.sleep`` -> ``time.sleep``, ``asyncio.Lock`` -> ``threading.Lock``, plus
-  ``NAMES`` below and a module's own pairs in a ``# unasync: a.b -> c, X -> Y`` comment;
+- names, the same everywhere: ``AsyncFoo`` -> ``Foo``, ``async_foo`` -> ``foo``,
+  ``_async`` -> ``_sync``, ``__aenter__`` -> ``__enter__`` (and the other dunders),
+  ``aclose`` -> ``close``, ``asyncio.sleep`` -> ``time.sleep``, ``asyncio.Lock`` ->
+  ``threading.Lock``, and the driver pairs in ``NAMES`` below (the one table of renames);
 - ``Awaitable[T]`` -> ``T``;
-- ``if ASYNC:`` ... ``else:`` ... keeps only the ``else`` body (dropped without one), for
-  the few lines where the twins differ (``ASYNC = True`` is the source's own constant);
-- a line ending in ``# sync: <code>`` becomes ``<code>`` (``;`` separates lines; nothing
-  after the colon drops the line).
+- the one way to write code that differs between the twins: ``if ASYNC:`` ... ``else:``
+  ... keeps only the ``else`` body (dropped without one; ``ASYNC = True`` is the source's
+  own constant, and mypy treats it as always true).
 
 The result goes through ``ruff check --fix`` (import order, ``__all__`` order, ``yield
-from``, imports that only the async branch used are removed, and a ``with`` nested in
-another only because the inner one was an ``async with`` is merged into it) and ``ruff
-format``, so it reads like hand-written code.
+from``, imports that only the async code used are removed, ``time``/``threading`` imported
+where the renames need them, and a ``with`` nested in another only because the inner one was
+an ``async with`` is merged into it) and ``ruff format``, so it reads like hand-written code.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = "chatmem_*/chatmem/**/_async_*.py"
+SOURCES = "chatmem_*/chatmem/**/_async/**/*.py"
 FIXES = "I,F401,RUF022,UP028,SIM117"
 
 NAMES: dict[str, str] = {
@@ -55,13 +58,17 @@ NAMES: dict[str, str] = {
     "create_async_engine": "create_engine",
     "asynchronous": "synchronous",
     "ASYNC_TWIN": "SYNC_TWIN",
+    "_async": "_sync",
+    # drivers: the asyncio module or function -> its blocking counterpart
+    "sqlalchemy.ext.asyncio": "sqlalchemy.engine",
+    "redis.asyncio": "redis",
+    "make_async_engine": "make_engine",
+    "_aio": "_blocking",
 }
 _GENERIC = (
     (re.compile(r"^Async([A-Z]\w*)$"), r"\1"),
     (re.compile(r"^(_*)async_(\w+)$"), r"\1\2"),
 )
-_LOCAL = re.compile(r"#\s*unasync:\s*(.+)$", re.MULTILINE)
-_DIRECTIVE = re.compile(r"^(\s*)(.*?)\s*#\s*sync:(.*)$")
 _IF_ASYNC = re.compile(r"^(\s*)if ASYNC:\s*(#.*)?$")
 # Python 3.12 tokenizes an f-string as FSTRING_START ... FSTRING_END (PEP 701); 3.11 as one
 # STRING. The transform treats both as one string, so every Python generates the same code.
@@ -70,19 +77,12 @@ _FSTRING_END = getattr(tokenize, "FSTRING_END", -2)
 
 
 def target_of(source: Path) -> Path:
-    """``_async_repository.py`` -> ``_repository.py`` beside it."""
-    return source.with_name("_" + source.name[len("_async_") :])
-
-
-def local_names(text: str) -> dict[str, str]:
-    """A module's own ``# unasync: a -> b, c -> d`` pairs."""
-    pairs: dict[str, str] = {}
-    for line in _LOCAL.findall(text):
-        for pair in line.split(","):
-            if "->" in pair:
-                a, b = (p.strip() for p in pair.split("->", 1))
-                pairs[a] = b
-    return pairs
+    """``pkg/_async/repository.py`` -> ``pkg/_sync/repository.py`` (the innermost
+    ``_async`` folder of the path becomes ``_sync``)."""
+    parts = list(source.parts)
+    at = len(parts) - 1 - parts[::-1].index("_async")
+    parts[at] = "_sync"
+    return Path(*parts)
 
 
 def _indent(line: str) -> int:
@@ -90,7 +90,7 @@ def _indent(line: str) -> int:
 
 
 def select_sync_lines(text: str) -> str:
-    """Apply the line rules: ``if ASYNC`` blocks, ``# sync:`` directives, ``ASYNC = True``."""
+    """Apply the line rules: ``if ASYNC`` blocks and ``ASYNC = True``."""
     lines = text.splitlines()
     out: list[str] = []
     i = 0
@@ -110,12 +110,6 @@ def select_sync_lines(text: str) -> str:
                     i += 1
             continue
         if line.strip() == "ASYNC = True":
-            i += 1
-            continue
-        d = _DIRECTIVE.match(line)
-        if d and not line.lstrip().startswith("#"):
-            lead, code = d.group(1), d.group(3).strip()
-            out.extend(lead + part.strip() for part in code.split(";") if part.strip())
             i += 1
             continue
         out.append(line)
@@ -211,6 +205,45 @@ def transform_tokens(text: str, names: dict[str, str]) -> str:
     return "".join(out)
 
 
+_NEEDS_IMPORT = ("time", "threading")
+
+
+def with_imports(body: str) -> str:
+    """Import ``time``/``threading`` where a rename made the code use them (``asyncio.sleep``
+    -> ``time.sleep``); ruff then sorts them and drops the ``asyncio`` import left unused."""
+    wanted = [
+        m
+        for m in _NEEDS_IMPORT
+        if re.search(rf"(?<![\w.]){m}\.", body)
+        and not re.search(rf"^\s*import {m}\s*$", body, re.MULTILINE)
+    ]
+    if not wanted:
+        return body
+    lines = body.splitlines(keepends=True)
+    at = next((i + 1 for i, line in enumerate(lines) if line.startswith("from __future__")), 0)
+    return "".join([*lines[:at], *(f"import {m}\n" for m in wanted), *lines[at:]])
+
+
+def header_of(source: Path) -> str:
+    """The first two lines of every generated file."""
+    return (
+        f"# Generated from {source.relative_to(ROOT).as_posix()}\n"
+        "# by scripts/unasync.py: do not edit; edit the async source and run the script.\n"
+    )
+
+
+# words that read wrong in a sync module's text (docstrings, comments, messages)
+_ASYNC_WORDS = re.compile(
+    r"\b(?:async|await|awaits|awaited|asyncio|coroutines?)\b|event loop", re.I
+)
+
+
+def async_words(generated: str) -> list[str]:
+    """``line: text`` of each generated line (header excluded) that still says async."""
+    lines = generated.splitlines()[2:]
+    return [f"{n}: {line.strip()}" for n, line in enumerate(lines, 3) if _ASYNC_WORDS.search(line)]
+
+
 def _ruff() -> str:
     found = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not Path(found).exists():
@@ -221,14 +254,8 @@ def _ruff() -> str:
 def generate(source: Path) -> str:
     """The sync twin of ``source``, formatted."""
     text = source.read_text()
-    names = {**NAMES, **local_names(text)}
-    body = transform_tokens(select_sync_lines(text), names)
-    body = _LOCAL.sub("", body)
-    rel = source.relative_to(ROOT)
-    header = (
-        f"# Generated from {rel.as_posix()}\n"
-        "# by scripts/unasync.py: do not edit; edit the async source and run the script.\n"
-    )
+    body = with_imports(transform_tokens(select_sync_lines(text), NAMES))
+    header = header_of(source)
     target = str(target_of(source).relative_to(ROOT))
     ruff = _ruff()
     for args in (
@@ -263,21 +290,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail if a twin is stale")
     parser.add_argument("files", nargs="*", type=Path, help="async sources (default: all)")
     args = parser.parse_args(argv)
-    sources = [p.resolve() for p in args.files] or sorted(ROOT.glob(SOURCES))
-    stale = []
+    every = sorted(ROOT.glob(SOURCES))
+    sources = [p.resolve() for p in args.files] or every
+    stale, wordy = [], []
     for source in sources:
         target = target_of(source)
         wanted = generate(source)
+        wordy += [f"{target.relative_to(ROOT)}:{w}" for w in async_words(wanted)]
         current = target.read_text() if target.exists() else None
         if current == wanted:
             continue
         if args.check:
             stale.append(target.relative_to(ROOT).as_posix())
         else:
+            target.parent.mkdir(exist_ok=True)
             target.write_text(wanted)
             print(f"unasync: wrote {target.relative_to(ROOT)}")
+    expected = {target_of(s) for s in every}
+    orphans = sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.glob(SOURCES.replace("_async", "_sync"))
+        if p not in expected
+    )
+    if orphans:
+        print("unasync: files in _sync/ with no async source (delete them):", *orphans, sep="\n  ")
+    if wordy:
+        print("unasync: generated text that still says async (word the source for both):")
+        print(*wordy, sep="\n  ")
     if stale:
         print("unasync: stale sync twins (run `python scripts/unasync.py`):", *stale, sep="\n  ")
+    if stale or orphans or wordy:
         return 1
     if args.check:
         print(f"unasync: {len(sources)} sync twins are current")

@@ -26,7 +26,7 @@ from chatmem.cassandra import (
     schema_cql,
 )
 from chatmem.cassandra._policies import LWT_RETRY_POLICY, is_conditional
-from chatmem.cassandra._repository import GONE_AFTER
+from chatmem.cassandra._sync.repository import GONE_AFTER
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
@@ -554,7 +554,7 @@ def test_a_table_that_even_reloaded_metadata_lacks_for_a_moment_is_waited_for(
     # the first two tries (one node cannot lag); the third prepare runs on the real server.
     from cassandra import InvalidRequest
 
-    from chatmem.cassandra import _repository
+    from chatmem.cassandra._sync import repository as _repository
 
     repo = make_repository()
     repo.append("lag", UserMessage("kept"))
@@ -591,7 +591,7 @@ def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
     # really dropped still fails typed (test_a_dropped_table_is_a_schema_error_soon).
     from cassandra import InvalidRequest
 
-    from chatmem.cassandra import _repository
+    from chatmem.cassandra._sync import repository as _repository
 
     real, refused = _repository.execute, []
 

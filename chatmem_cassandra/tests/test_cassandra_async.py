@@ -15,7 +15,7 @@ import pytest
 from cassandra.query import BatchStatement, BoundStatement
 
 from chatmem.cassandra import AsyncCassandraChatMemoryRepository, _aio
-from chatmem.cassandra._async_repository import GONE_AFTER
+from chatmem.cassandra._async.repository import GONE_AFTER
 from chatmem.core import (
     AssistantMessage,
     AsyncMessageWindowChatMemory,
@@ -132,7 +132,7 @@ def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
     # injected before the real server runs the batch)
     from cassandra import InvalidRequest
 
-    from chatmem.cassandra import _async_repository
+    from chatmem.cassandra._async import repository as _async_repository
 
     c = repository.config
     repo = Repo(session_of(server), keyspace=c.keyspace, table_name=c.table_name)
@@ -332,7 +332,7 @@ def test_expired_conversations_read_empty(server: ServerInfo, made: list[Repo]) 
 def test_many_first_callers_prepare_each_statement_once(
     server: ServerInfo, made: list[Repo], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chatmem.cassandra import _async_repository
+    from chatmem.cassandra._async import repository as _async_repository
 
     prepared: list[str] = []
 
@@ -420,7 +420,7 @@ def test_a_table_not_open_yet_is_prepared_again(
     the node answers ``Unknown CF <id>`` for a moment, and preparing is tried again."""
     from cassandra.cluster import NoHostAvailable
 
-    from chatmem.cassandra import _async_repository
+    from chatmem.cassandra._async import repository as _async_repository
 
     failures = [2]
 

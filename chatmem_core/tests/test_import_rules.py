@@ -193,7 +193,7 @@ def test_the_rules_see_what_they_check() -> None:
     relative and lazy imports and tells annotation-only ones apart."""
     jdbc = all_imports("jdbc")
     assert any(
-        i.source == "chatmem.jdbc._repository" and i.target == "chatmem.jdbc._dialects"
+        i.source == "chatmem.jdbc._sync.repository" and i.target == "chatmem.jdbc._dialects"
         for i in jdbc
     )
     assert any(i.target == "chatmem.jdbc._schema" and i.annotation_only for i in jdbc)

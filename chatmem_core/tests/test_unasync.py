@@ -22,7 +22,7 @@ def _script():  # type: ignore[no-untyped-def]
 
 
 SOURCE = '''\
-import asyncio  # sync: import time
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 ASYNC = True
@@ -70,16 +70,35 @@ class Thing(Base):
 def test_the_transform_rules() -> None:
     unasync = _script()
     lines = unasync.select_sync_lines(SOURCE)
-    out = unasync.transform_tokens(lines, dict(unasync.NAMES))
+    out = unasync.with_imports(unasync.transform_tokens(lines, dict(unasync.NAMES)))
     # the formatter pass is ruff's own; compare what the rules produce before it
     assert [line for line in out.splitlines() if line.strip()] == [
         line
         for line in EXPECTED.replace(
             "from collections.abc import Callable, Iterator",
-            "from collections.abc import Iterator, Awaitable, Callable",
+            # ruff drops the unused asyncio import and sorts the names later
+            "import asyncio\nfrom collections.abc import Iterator, Awaitable, Callable",
         ).splitlines()
         if line.strip()
     ]
+
+
+def test_a_source_in_async_generates_the_same_name_in_sync() -> None:
+    unasync = _script()
+    source = ROOT / "chatmem_jdbc" / "chatmem" / "jdbc" / "_async" / "repository.py"
+    assert unasync.target_of(source) == source.parent.parent / "_sync" / "repository.py"
+    nested = ROOT / "pkg" / "_async" / "dialects" / "postgresql.py"
+    assert unasync.target_of(nested) == ROOT / "pkg" / "_sync" / "dialects" / "postgresql.py"
+
+
+def test_generated_text_that_says_async_is_reported() -> None:
+    unasync = _script()
+    generated = '# header\n# header\n"""Runs on the event loop."""\nx = 1  # awaits nothing\ny = 2\n'
+    assert unasync.async_words(generated) == [
+        '3: """Runs on the event loop."""',
+        "4: x = 1  # awaits nothing",
+    ]
+    assert unasync.async_words('# h\n# h\n"""Synchronous; asynchronously never."""\n') == []
 
 
 @pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff not installed in this venv")

@@ -19,7 +19,7 @@ from chatmem.core import (
     UserMessage,
     repository_from_url,
 )
-from chatmem.jdbc import _fast
+from chatmem.jdbc._sync import fast as _fast
 
 pytestmark = pytest.mark.backend("sqlite")
 

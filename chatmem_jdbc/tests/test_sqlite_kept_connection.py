@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from chatmem.core import MessageWindowChatMemory, UserMessage
-from chatmem.jdbc import JdbcChatMemoryRepository, _fast, make_engine
+from chatmem.jdbc import JdbcChatMemoryRepository, make_engine
+from chatmem.jdbc._sync import fast as _fast
 
 pytestmark = pytest.mark.backend("sqlite")
 

@@ -334,7 +334,7 @@ def test_writer_tasks_of_one_conversation_queue_in_the_repository(
     """100 tasks on one conversation reach the server one at a time, so none is rejected
     for a deadlock (about 1,200 re-runs per 100 appends without the queue); the queue
     holds an entry only while a writer uses it."""
-    from chatmem.neo4j import _async_repository
+    from chatmem.neo4j._async import repository as _async_repository
     from chatmem.neo4j._errors import rejected_before_commit as counted
 
     rejected: list[BaseException] = []

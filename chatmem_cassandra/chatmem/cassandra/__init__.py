@@ -7,7 +7,7 @@ from chatmem.core.backend import require
 
 require("cassandra", "cassandra")
 
-from ._async_repository import AsyncCassandraChatMemoryRepository  # noqa: E402
+from ._async.repository import AsyncCassandraChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_CONSISTENCY,
     DEFAULT_CONTENT_COLUMN,
@@ -30,8 +30,8 @@ from ._config import (  # noqa: E402
 )
 from ._memories import CassandraMemoryRecordRepository  # noqa: E402
 from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
-from ._repository import CassandraChatMemoryRepository  # noqa: E402
 from ._schema import schema_cql  # noqa: E402
+from ._sync.repository import CassandraChatMemoryRepository  # noqa: E402
 
 __all__ = [
     "DEFAULT_CONSISTENCY",

@@ -3,8 +3,8 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from ._advisor import CONVERSATION_ID, AsyncChatMemory, ChatMemory, MessageChatMemoryAdvisor
-from ._async_memory import AsyncMessageWindowChatMemory
-from ._async_repository import (
+from ._async.memory import AsyncMessageWindowChatMemory
+from ._async.repository import (
     AsyncBaseChatMemoryRepository,
     AsyncChatMemoryRepository,
     AsyncInMemoryChatMemoryRepository,
@@ -29,7 +29,6 @@ from ._errors import (
     MissingDependencyError,
     SchemaError,
 )
-from ._memory import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory
 from ._messages import (
     AssistantMessage,
     Media,
@@ -48,7 +47,14 @@ from ._registry import (
     repository_class_for_url,
     repository_from_url,
 )
-from ._repository import (
+from ._schema_mode import (
+    DEFAULT_SCHEMA_MODE,
+    SchemaMode,
+    missing_schema_message,
+    schema_mode,
+)
+from ._sync.memory import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory
+from ._sync.repository import (
     BaseChatMemoryRepository,
     Capability,
     ChatMemoryRepository,
@@ -58,13 +64,7 @@ from ._repository import (
     stamp,
     window_source,
 )
-from ._schema_check import SchemaCheck
-from ._schema_mode import (
-    DEFAULT_SCHEMA_MODE,
-    SchemaMode,
-    missing_schema_message,
-    schema_mode,
-)
+from ._sync.schema_check import SchemaCheck
 from ._token_window import DEFAULT_MAX_TOKENS, TokenWindowChatMemory, token_window_of
 from ._turns import (
     ChatTurn,

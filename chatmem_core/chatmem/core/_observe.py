@@ -37,7 +37,7 @@ WRITES = ("save_all", "append", "window_add", "delete_by_conversation_id")
 
 
 def logger_for(module: str) -> logging.Logger:
-    """The package logger for a module name: ``chatmem.redis._repository`` ->
+    """The package logger for a module name: ``chatmem.redis._sync.repository`` ->
     ``chatmem.redis``."""
     parts = module.split(".")
     return logging.getLogger(".".join(parts[:2]) if parts[0] == LOGGER else LOGGER)

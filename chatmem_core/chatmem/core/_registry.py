@@ -12,9 +12,9 @@ import dataclasses
 import importlib
 from typing import Any
 
-from ._async_repository import AsyncBaseChatMemoryRepository, AsyncInMemoryChatMemoryRepository
+from ._async.repository import AsyncBaseChatMemoryRepository, AsyncInMemoryChatMemoryRepository
 from ._errors import InvalidArgumentError, MissingDependencyError
-from ._repository import BaseChatMemoryRepository, InMemoryChatMemoryRepository
+from ._sync.repository import BaseChatMemoryRepository, InMemoryChatMemoryRepository
 
 # scheme (before any "+driver") -> (module, class, extra)
 BACKENDS: dict[str, tuple[str, str, str]] = {

@@ -34,7 +34,7 @@ from ._messages import (
     SystemMessage,
     ToolResponseMessage,
 )
-from ._repository import (
+from ._sync.repository import (
     BaseChatMemoryRepository,
     ChatMemoryRepository,
     InMemoryChatMemoryRepository,

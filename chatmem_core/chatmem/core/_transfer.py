@@ -30,7 +30,7 @@ from typing import Any, TextIO
 from ._codec import message_from_dict, message_to_dict
 from ._errors import ChatMemoryError, InvalidArgumentError, SchemaError
 from ._messages import Message
-from ._repository import DEFAULT_PAGE_SIZE, BaseChatMemoryRepository
+from ._sync.repository import DEFAULT_PAGE_SIZE, BaseChatMemoryRepository
 from ._validation import validate_conversation_id
 
 Progress = Callable[[int], None]

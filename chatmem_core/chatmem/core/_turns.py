@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import cast
 
-from ._async_repository import AsyncChatMemoryRepository
+from ._async.repository import AsyncChatMemoryRepository
 from ._contract import is_async_repository
 from ._errors import InvalidArgumentError
 from ._messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
-from ._repository import ChatMemoryRepository
+from ._sync.repository import ChatMemoryRepository
 from ._validation import validate_conversation_id, validate_messages, validate_positive_int
 
 Preprocessor = Callable[[list[Message]], list[Message]]

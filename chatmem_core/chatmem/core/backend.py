@@ -31,9 +31,9 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
-from ._async_lifecycle import AsyncOwnedClientMixin, async_owning
-from ._async_repository import AsyncBaseChatMemoryRepository, async_retry
-from ._async_schema_check import AsyncSchemaCheck
+from ._async.lifecycle import AsyncOwnedClientMixin, async_owning
+from ._async.repository import AsyncBaseChatMemoryRepository, async_retry
+from ._async.schema_check import AsyncSchemaCheck
 from ._contract import (
     ASYNC_TWIN,
     DEFAULT_PAGE_SIZE,
@@ -55,10 +55,10 @@ from ._errors import (
     SchemaError,
     require,
 )
-from ._lifecycle import OwnedClientMixin, owning
-from ._repository import BaseChatMemoryRepository, retry
-from ._schema_check import SchemaCheck
 from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, schema_mode
+from ._sync.lifecycle import OwnedClientMixin, owning
+from ._sync.repository import BaseChatMemoryRepository, retry
+from ._sync.schema_check import SchemaCheck
 from ._validation import (
     MAX_CONVERSATION_ID_LENGTH,
     collection_name,

@@ -7,15 +7,15 @@ from chatmem.core.backend import require
 
 require("sqlalchemy", "sqlite")
 
-from ._async_engine import make_async_engine  # noqa: E402
-from ._async_repository import AsyncJdbcChatMemoryRepository  # noqa: E402
+from ._async.engine import make_async_engine  # noqa: E402
+from ._async.repository import AsyncJdbcChatMemoryRepository  # noqa: E402
 from ._config import DEFAULT_INITIALIZE_SCHEMA, DEFAULT_TABLE_NAME, JdbcConfig  # noqa: E402
 from ._dialects import DIALECTS, SqlDialect  # noqa: E402
-from ._engine import make_engine  # noqa: E402
 from ._memories import JdbcMemoryRecordRepository  # noqa: E402
 from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_sql  # noqa: E402
-from ._repository import JdbcChatMemoryRepository  # noqa: E402
 from ._schema import build_tables, schema_sql, schema_statements  # noqa: E402
+from ._sync.engine import make_engine  # noqa: E402
+from ._sync.repository import JdbcChatMemoryRepository  # noqa: E402
 
 __all__ = [
     "DEFAULT_INITIALIZE_SCHEMA",

@@ -32,7 +32,6 @@ from chatmem.core.longterm import (
 
 from ._config import JdbcConfig
 from ._dialects import SqlDialect, dialect_for
-from ._engine import make_engine
 from ._errors import translate_errors
 from ._memory_schema import (
     DEFAULT_MEMORY_TABLE_NAME,
@@ -46,6 +45,7 @@ from ._memory_schema import (
     to_row,
 )
 from ._schema import create_tables
+from ._sync.engine import make_engine
 
 ADD_ATTEMPTS = 5
 

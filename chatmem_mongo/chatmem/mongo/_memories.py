@@ -48,7 +48,7 @@ from chatmem.core.longterm import (
 )
 
 from ._errors import translate_errors
-from ._repository import _database_of
+from ._sync.repository import _database_of
 
 DEFAULT_MEMORY_COLLECTION_NAME = "ai_memory_record"
 ADD_ATTEMPTS = 5

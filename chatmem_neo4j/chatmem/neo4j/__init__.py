@@ -4,7 +4,7 @@ from chatmem.core.backend import require
 
 require("neo4j", "neo4j")
 
-from ._async_repository import AsyncNeo4jChatMemoryRepository  # noqa: E402
+from ._async.repository import AsyncNeo4jChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_DATABASE,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -23,7 +23,7 @@ from ._memories import (  # noqa: E402
     DEFAULT_USER_LABEL,
     Neo4jMemoryRecordRepository,
 )
-from ._repository import Neo4jChatMemoryRepository  # noqa: E402
+from ._sync.repository import Neo4jChatMemoryRepository  # noqa: E402
 
 __all__ = [
     "DEFAULT_DATABASE",

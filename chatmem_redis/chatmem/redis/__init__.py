@@ -1,8 +1,7 @@
 """chatmem.redis: chat memory in Redis (RedisJSON documents, RediSearch queries)."""
 
-from ._advanced import AdvancedRedisChatMemoryRepository
-from ._async_advanced import AsyncAdvancedRedisChatMemoryRepository
-from ._async_repository import AsyncRedisChatMemoryRepository
+from ._async.advanced import AsyncAdvancedRedisChatMemoryRepository
+from ._async.repository import AsyncRedisChatMemoryRepository
 from ._config import (
     DEFAULT_ASYNC_MAX_CONNECTIONS,
     DEFAULT_INDEX_NAME,
@@ -18,8 +17,9 @@ from ._memories import (
     RedisMemoryRecordRepository,
 )
 from ._query import escape_tag, format_number, tag_query, text_query, text_terms
-from ._repository import RedisChatMemoryRepository
 from ._search import MessageWithConversation
+from ._sync.advanced import AdvancedRedisChatMemoryRepository
+from ._sync.repository import RedisChatMemoryRepository
 
 __all__ = [
     "DEFAULT_ASYNC_MAX_CONNECTIONS",

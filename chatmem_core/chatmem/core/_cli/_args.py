@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO, TypeAlias
 
 from .._errors import InvalidArgumentError
-from .._repository import BaseChatMemoryRepository
+from .._sync.repository import BaseChatMemoryRepository
 from .._validation import sql_identifier, validate_conversation_id
 from ._stores import DEFAULT_URL, URL_ENV
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from .._memory import MessageWindowChatMemory
 from .._messages import (
     AssistantMessage,
     Message,
@@ -17,6 +16,7 @@ from .._messages import (
     UserMessage,
 )
 from .._registry import repository_from_url
+from .._sync.memory import MessageWindowChatMemory
 from ._args import SubParsers, add_command, conversation_id_arg, positive_int
 from ._stores import resolve_url
 

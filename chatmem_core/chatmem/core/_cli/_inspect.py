@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from .._codec import message_to_dict
 from .._messages import Message
 from .._registry import repository_class_for_url, scheme_of
-from .._repository import BaseChatMemoryRepository
+from .._sync.repository import BaseChatMemoryRepository
 from .._transfer import ConversationNotFoundError, store_stats
 from ._args import (
     SubParsers,

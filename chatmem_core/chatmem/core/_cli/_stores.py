@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import InvalidArgumentError
 from .._registry import repository_from_url, scheme_of
-from .._repository import BaseChatMemoryRepository
+from .._sync.repository import BaseChatMemoryRepository
 from ._errors import CliError, UsageError, as_usage_error
 
 DEFAULT_URL = "sqlite:///chatmem-demo.db"

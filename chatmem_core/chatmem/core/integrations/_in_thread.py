@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from .._async_repository import AsyncBaseChatMemoryRepository, AsyncChatMemoryRepository
+from .._async.repository import AsyncBaseChatMemoryRepository, AsyncChatMemoryRepository
 from .._contract import ConversationIdPage
 from .._messages import Message
-from .._repository import BaseChatMemoryRepository, ChatMemoryRepository
+from .._sync.repository import BaseChatMemoryRepository, ChatMemoryRepository
 from .._window import WindowEdit
 
 __all__ = ["in_thread"]

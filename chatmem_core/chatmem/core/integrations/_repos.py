@@ -9,10 +9,10 @@ an async one the sync methods raise ``InvalidArgumentError`` naming what to pass
 
 from __future__ import annotations
 
-from .._async_repository import AsyncChatMemoryRepository
+from .._async.repository import AsyncChatMemoryRepository
 from .._contract import is_async_repository
 from .._errors import InvalidArgumentError
-from .._repository import ChatMemoryRepository
+from .._sync.repository import ChatMemoryRepository
 from ._in_thread import in_thread
 
 __all__ = ["TwinRepositories", "Twins", "pick"]

@@ -46,7 +46,7 @@ from langchain_core.messages import (  # noqa: E402
     ToolCall as LangChainToolCall,
 )
 
-from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
+from .._async.repository import AsyncChatMemoryRepository  # noqa: E402
 from .._codec import media_from_dict, media_to_dict  # noqa: E402
 from .._messages import (  # noqa: E402
     AssistantMessage,
@@ -58,10 +58,9 @@ from .._messages import (  # noqa: E402
     UserMessage,
 )
 from .._messages import SystemMessage as ChatmemSystemMessage  # noqa: E402
-from .._repository import ChatMemoryRepository  # noqa: E402
+from .._sync.repository import ChatMemoryRepository  # noqa: E402
 from .._validation import validate_conversation_id  # noqa: E402
-from ._async_history import AsyncHistoryLog  # noqa: E402
-from ._history import HistoryLog  # noqa: E402
+from ._async.history import AsyncHistoryLog  # noqa: E402
 from ._lossless import (  # noqa: E402
     ENVELOPE,
     FormatCodec,
@@ -75,6 +74,7 @@ from ._lossless import (  # noqa: E402
 )
 from ._media import b64, decode_media, encode_media, guess_mime, kind_of, unb64  # noqa: E402
 from ._repos import TwinRepositories, pick  # noqa: E402
+from ._sync.history import HistoryLog  # noqa: E402
 
 __all__ = ["ChatmemChatMessageHistory", "from_langchain", "to_langchain"]
 

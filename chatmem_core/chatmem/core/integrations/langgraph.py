@@ -43,11 +43,11 @@ from langgraph.checkpoint.base import (  # noqa: E402
     CheckpointTuple,
 )
 
-from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
-from .._repository import ChatMemoryRepository  # noqa: E402
-from ._async_langgraph_log import AsyncCheckpointLog  # noqa: E402
-from ._langgraph_log import CheckpointLog  # noqa: E402
+from .._async.repository import AsyncChatMemoryRepository  # noqa: E402
+from .._sync.repository import ChatMemoryRepository  # noqa: E402
+from ._async.langgraph_log import AsyncCheckpointLog  # noqa: E402
 from ._repos import TwinRepositories, pick  # noqa: E402
+from ._sync.langgraph_log import CheckpointLog  # noqa: E402
 
 __all__ = ["DEFAULT_KEY_PREFIX", "ChatmemSaver"]
 

@@ -28,11 +28,11 @@ require("langgraph.store.base", "langgraph")
 
 from langgraph.store.base import BaseStore, Op, Result  # noqa: E402
 
-from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
-from .._repository import ChatMemoryRepository  # noqa: E402
-from ._async_langgraph_store_log import AsyncStoreLog  # noqa: E402
-from ._langgraph_store_log import StoreLog  # noqa: E402
+from .._async.repository import AsyncChatMemoryRepository  # noqa: E402
+from .._sync.repository import ChatMemoryRepository  # noqa: E402
+from ._async.langgraph_store_log import AsyncStoreLog  # noqa: E402
 from ._repos import TwinRepositories, pick  # noqa: E402
+from ._sync.langgraph_store_log import StoreLog  # noqa: E402
 
 __all__ = ["DEFAULT_STORE_PREFIX", "ChatmemStore"]
 

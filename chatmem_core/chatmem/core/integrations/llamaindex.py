@@ -47,7 +47,7 @@ from llama_index.core.storage.chat_store.base_db import (  # noqa: E402
     MessageStatus,
 )
 
-from .._async_repository import AsyncChatMemoryRepository  # noqa: E402
+from .._async.repository import AsyncChatMemoryRepository  # noqa: E402
 from .._contract import is_async_repository  # noqa: E402
 from .._registry import (  # noqa: E402
     async_repository_class_for_url,
@@ -55,8 +55,8 @@ from .._registry import (  # noqa: E402
     repository_class_for_url,
     repository_from_url,
 )
-from .._repository import ChatMemoryRepository  # noqa: E402
-from ._async_llamaindex_log import AsyncChatLog  # noqa: E402
+from .._sync.repository import ChatMemoryRepository  # noqa: E402
+from ._async.llamaindex_log import AsyncChatLog  # noqa: E402
 from ._in_thread import in_thread  # noqa: E402
 from ._llamaindex_codec import from_llamaindex, to_llamaindex  # noqa: E402
 from ._llamaindex_entries import (  # noqa: E402
@@ -64,8 +64,8 @@ from ._llamaindex_entries import (  # noqa: E402
     check_messages,
     check_status,
 )
-from ._llamaindex_log import ChatLog  # noqa: E402
 from ._repos import TwinRepositories, Twins, pick  # noqa: E402
+from ._sync.llamaindex_log import ChatLog  # noqa: E402
 
 __all__ = [
     "STATUS_KEY",

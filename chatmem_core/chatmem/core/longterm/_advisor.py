@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 from chatmem.core._advisor import CONVERSATION_ID
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._messages import Message, UserMessage
-from chatmem.core._repository import ChatMemoryRepository
+from chatmem.core._sync.repository import ChatMemoryRepository
 from chatmem.core._turns import ChatTurn, Preprocessor
 from chatmem.core._validation import validate_messages, validate_positive_int
 

@@ -1,0 +1,78 @@
+"""Creating the keyspace and table (the statements are in ``_schema``). Written as async
+code; ``_ddl.py`` is its generated sync twin.
+
+The DDL is sent like any statement (the async twin awaits the driver's future through
+``_aio``); then every node's agreement on the schema is checked through the control
+connection (in a thread in the async twin: set-up only, never per operation).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from chatmem.core import SchemaError
+
+from .._aio import execute, refresh_table, schema_agreed
+from .._config import CassandraConfig
+from .._errors import translate_errors
+from .._schema import (
+    SCHEMA_AGREEMENT_WAIT,
+    check_table,
+    create_keyspace_cql,
+    create_table_cql,
+    missing_schema,
+)
+
+
+async def ensure_schema(session: Any, config: CassandraConfig) -> None:
+    """Create the keyspace and the table when the driver's metadata lacks them (``IF NOT
+    EXISTS`` and a name-derived table id make racing creators agree), wait for schema
+    agreement after each DDL (or once, when nothing was missing), then check the columns."""
+    c = config
+    with translate_errors("schema creation"):
+        metadata = session.cluster.metadata
+        keyspace = metadata.keyspaces.get(c.keyspace)
+        ran_ddl = keyspace is None or c.table_name not in keyspace.tables
+        if keyspace is None:
+            await _ddl(session, create_keyspace_cql(c.keyspace, c.replication))
+            keyspace = metadata.keyspaces.get(c.keyspace)
+        if keyspace is None or c.table_name not in keyspace.tables:
+            await _ddl(session, create_table_cql(c))
+            keyspace = metadata.keyspaces.get(c.keyspace)
+        table = keyspace.tables.get(c.table_name) if keyspace is not None else None
+        if not ran_ddl and not await schema_agreed(session, None, SCHEMA_AGREEMENT_WAIT):
+            # our metadata may show a table another client is creating right now (the
+            # driver loads it at connect without waiting for agreement): on a cluster a node
+            # that has not applied it yet would answer "table does not exist"
+            raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
+    if table is not None:
+        try:
+            check_table(config, table)
+        except SchemaError:
+            # the driver loads tables and columns with separate queries: a table another
+            # client created between them shows no columns (seen with 4 cold processes)
+            if await reloaded_missing(session, config):  # raises for another shape
+                raise SchemaError(f"table {c.keyspace}.{c.table_name} vanished") from None
+
+
+async def reloaded_missing(session: Any, config: CassandraConfig) -> list[str]:
+    """``missing_schema`` after reloading the table's metadata once, after agreement: for
+    when the driver's metadata disagrees with the server (a torn load, or a refresh from a
+    node that lags). Raises SchemaError for a table of another shape."""
+    # no agreement or no connection: judge by the metadata we have
+    with contextlib.suppress(Exception):
+        await refresh_table(session, config.keyspace, config.table_name)
+    return missing_schema(session, config)
+
+
+async def _ddl(session: Any, cql: str) -> None:
+    from cassandra import AlreadyExists
+
+    with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare: IF NOT EXISTS)
+        await execute(session, cql, timeout=SCHEMA_AGREEMENT_WAIT)
+    # always asked, not taken from the DDL's result: an ``IF NOT EXISTS`` that found the
+    # table another client had just created changed nothing, so the driver waited for no
+    # agreement, and a replica still without the table answers "Unknown CF" (seen on 3 nodes)
+    if not await schema_agreed(session, None, SCHEMA_AGREEMENT_WAIT):
+        raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")

@@ -1,0 +1,55 @@
+"""``AsyncSchemaCheck``: the ``"never"`` mode's once-per-repository check that the schema
+exists. Written once as async code; ``_schema_check.py`` is its generated sync twin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from .._errors import SchemaError
+from .._schema_mode import missing_schema_message, redacted_url
+
+
+class AsyncSchemaCheck:
+    """Verify once per repository object that the schema exists (``"never"`` mode).
+
+    ``probe`` returns the names of what is missing (empty when everything is there); it runs
+    on the first call only, and again after a failure (so creating the schema later is
+    picked up). Thread-safe; cheap (a flag test) once passed.
+    """
+
+    def __init__(
+        self,
+        probe: Callable[[], Awaitable[Sequence[str]]],
+        what: str,
+        url_hint: str | None = None,
+    ) -> None:
+        self._probe = probe
+        self._what = what
+        self.url_hint = url_hint
+        self._lock = asyncio.Lock()
+        self._ok = False
+
+    async def __call__(self) -> None:
+        if self._ok:
+            return
+        async with self._lock:
+            if self._ok:
+                return
+            missing = list(await self._probe())
+            if missing:
+                raise SchemaError(missing_schema_message(self._what, missing, self._url_hint))
+            self._ok = True
+
+    @property
+    def url_hint(self) -> str | None:
+        """The store URL the error message tells ``chatmem schema --url`` (no password)."""
+        return self._url_hint
+
+    @url_hint.setter
+    def url_hint(self, url: str | None) -> None:
+        self._url_hint = redacted_url(url)
+
+    def passed(self) -> None:
+        """Mark the schema as present (after ``create_schema`` ran)."""
+        self._ok = True

@@ -1,0 +1,85 @@
+"""Engines with the settings chat memory needs: ``make_async_engine`` (SQLAlchemy asyncio) is
+written here once as async code, and ``make_engine`` in ``_engine.py`` is its generated sync
+twin. The I/O-free parts both share (default drivers, WAL hook, idle pings) are in
+``_engine_setup.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.util import await_only
+
+from chatmem.core import MissingDependencyError
+
+from .._engine_setup import (
+    ASYNC_POOL_SIZE,
+    DRIVER_EXTRAS,
+    IDLE_PING_SECONDS,
+    allow_multi_statements,
+    async_engine_url,
+    mark_multi_statements,
+    ping_when_idle,
+    rollback_only_open,
+    sqlite_options,
+    sqlite_wal,
+)
+
+ASYNC = True
+
+
+def make_async_engine(
+    url: str, *, idle_ping_seconds: float = IDLE_PING_SECONDS, **engine_options: Any
+) -> AsyncEngine:
+    """An engine for ``url`` with settings chat memory needs (SQLite: WAL, busy timeout,
+    one shared connection for ``:memory:``; servers: pooled connections pinged only after
+    ``idle_ping_seconds`` idle; MySQL/MariaDB: a returned connection rolled back only when
+    it holds an open transaction, and PyMySQL/aiomysql connections accept multi-statement
+    queries for the fast path); a URL without a driver gets the extra's (async: aiosqlite,
+    psycopg, aiomysql; SQL Server and Oracle have no async twin: ``InvalidArgumentError``)."""
+    parsed = async_engine_url(url)
+    backend = parsed.get_backend_name()
+    file_db = backend == "sqlite" and sqlite_options(parsed, engine_options)
+    reset_open_only = backend in ("mysql", "mariadb") and "pool_reset_on_return" not in (
+        engine_options
+    )
+    if reset_open_only:
+        engine_options["pool_reset_on_return"] = None  # rollback_only_open does it
+    if ASYNC:
+        sized = {"poolclass", "pool_size", "max_overflow"} & set(engine_options)
+        if backend != "sqlite" and not sized:
+            engine_options.update(pool_size=ASYNC_POOL_SIZE, max_overflow=0)
+    multi = backend in ("mysql", "mariadb") and allow_multi_statements(
+        parsed.drivername, engine_options
+    )
+    try:
+        engine = create_async_engine(parsed, **engine_options)
+    except ModuleNotFoundError as exc:  # the URL's driver is not installed
+        extra = DRIVER_EXTRAS.get(backend, backend)
+        raise MissingDependencyError(extra, exc.name or parsed.drivername) from exc
+    if ASYNC:
+        events = engine.sync_engine
+    else:
+        events = engine
+    if backend == "sqlite":
+        if file_db:
+            sa.event.listen(events, "connect", sqlite_wal(_sleep))
+    elif not engine_options.get("pool_pre_ping"):
+        ping_when_idle(events, idle_ping_seconds)
+    if reset_open_only:
+        rollback_only_open(events)
+    if multi:
+        mark_multi_statements(engine)
+    return engine
+
+
+def _sleep(seconds: float) -> None:
+    """Wait inside a pool event: the async twin awaits from SQLAlchemy's greenlet."""
+    if ASYNC:
+        await_only(asyncio.sleep(seconds))
+    else:
+        time.sleep(seconds)

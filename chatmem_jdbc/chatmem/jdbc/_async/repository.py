@@ -1,0 +1,528 @@
+"""The SQL chat memory repository, through SQLAlchemy 2. Written once as async code (the async
+twin runs on SQLAlchemy's asyncio engine: aiosqlite, psycopg's async mode, aiomysql); the
+sync twin is generated from it by ``scripts/unasync.py``.
+
+Every write is one transaction that first locks the conversation's row in
+``<table>_conversation`` (SQLite: BEGIN IMMEDIATE), so appends, replaces and window edits on
+one conversation are serialised and lose nothing, while other conversations proceed. Reads are
+single statements, bounded with LIMIT and served by the ``(conversation_id, is_system,
+position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from datetime import datetime, timezone
+from functools import partial
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from chatmem.core import Message, SchemaMode
+from chatmem.core.backend import (
+    AsyncBaseChatMemoryRepository,
+    AsyncOwnedClientMixin,
+    AsyncSchemaCheck,
+    ConversationIdPage,
+    DecodeCache,
+    WindowEdit,
+    async_owning,
+    async_retry,
+)
+
+from .._codec import from_row, to_row
+from .._config import JdbcConfig
+from .._dialects import SqlDialect, async_dialect_for
+from .._errors import translate_errors
+from .._schema import Tables, build_tables, is_create_race, schema_sql, schema_statements
+from .._statements import Statements, build_statements
+from .engine import make_async_engine
+from .fast import AsyncFastPath, fast_path_for
+
+ASYNC = True
+
+T = TypeVar("T")
+
+
+class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
+    """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle (the async twin:
+    SQLite, PostgreSQL, MySQL/MariaDB; the others raise ``InvalidArgumentError``).
+
+    Pass a SQLAlchemy engine (the async twin: an asyncio engine; never disposed by us) or a
+    URL string; use ``from_url`` for the URL form with engine options. An engine made from a
+    URL is the repository's own: ``close()`` (or leaving a ``with`` block) disposes it. The
+    async twin built on an engine creates the schema on its first call (a constructor cannot
+    await); the async ``from_url`` creates it before returning, as the sync constructor does.
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine | str,
+        *,
+        table_name: str = JdbcConfig.table_name,
+        initialize_schema: SchemaMode | bool = JdbcConfig.initialize_schema,
+    ) -> None:
+        self.config = JdbcConfig(
+            table_name=table_name,
+            initialize_schema=initialize_schema,  # type: ignore[arg-type]  # bools normalised
+        )
+        if isinstance(engine, str):
+            owned = make_async_engine(engine)
+            self._own(owned, owned.dispose)
+            try:
+                self._setup(owned)
+            except BaseException:
+                if ASYNC:
+                    owned.sync_engine.dispose()  # nothing connected yet: no I/O
+                else:
+                    self.close()
+                raise
+        else:
+            self._setup(engine)
+
+    def _setup(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.dialect: SqlDialect = async_dialect_for(self.engine.dialect.name)
+        self.tables: Tables = build_tables(self.config.table_name, self.dialect)
+        self._sql: Statements = build_statements(
+            self.tables, limit_in_union_member=self.dialect.limit_in_union_member
+        )
+        self._lock_sql = self.dialect.lock_statement(self.tables.conversations)
+        self._reserve_sql = self.dialect.reserve_statement(self.tables.conversations)
+        self._fast: AsyncFastPath | None = fast_path_for(
+            self.dialect, self.engine, self.tables, self._sql, self._reserve_sql
+        )
+        self._append_sql = self.dialect.append_statement(self.tables)
+        self._decoded = DecodeCache()
+        url = self.engine.url
+        memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+        self._serial: AbstractAsyncContextManager[Any] = (
+            _memory_lock(self.engine) if memory else nullcontext()
+        )
+        mode = self.config.initialize_schema
+        self._schema_check = AsyncSchemaCheck(
+            self._missing_tables,
+            f"database {self.engine.url.render_as_string(hide_password=True)}",
+            self.engine.url.render_as_string(hide_password=True),
+        )
+        if mode == "always" or (mode == "embedded" and self.dialect.embedded):
+            if ASYNC:
+                self._init_pending = True  # a constructor cannot await: the first call does
+            else:
+                self.create_schema()
+
+    async def close(self) -> None:
+        """Dispose the engine this repository made (a given one stays open). The async twin
+        first waits for the work cancelled callers left running: disposed under it, their
+        connections would be cut off mid-transaction (on SQLite the file then stayed locked
+        until the garbage collector found them)."""
+        if ASYNC:
+            await _settle()
+        await super().close()
+
+    async def _initialize(self) -> None:
+        await self.create_schema()
+
+    @classmethod
+    async def from_url(
+        cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
+    ) -> AsyncJdbcChatMemoryRepository:
+        """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
+        ``postgresql+psycopg://user:pw@host/db`` (the async twin picks the asyncio driver:
+        aiosqlite, psycopg, aiomysql) and create the schema now; ``close()`` disposes the
+        engine made."""
+        JdbcConfig(**options)  # reject bad options before building an engine
+        engine = make_async_engine(url, **(engine_options or {}))
+
+        async def build() -> AsyncJdbcChatMemoryRepository:
+            repository = cls(engine, **options)
+            await repository._ensure_initialized()  # the schema, at once (sync: already)
+            return repository
+
+        return await async_owning(engine, engine.dispose, build)
+
+    # -- schema ----------------------------------------------------------------------
+    def schema_statements(self) -> list[str]:
+        """The DDL for this repository's database, as SQL text for your own migrations."""
+        return schema_statements(self.tables, self.engine.dialect, if_not_exists=False)
+
+    schema_sql = schema_statements  # the earlier name
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The DDL for the database ``url`` names, built without a connection or a driver
+        (``options``: ``table_name``; the others do not change the DDL)."""
+        config = JdbcConfig(
+            table_name=options.get("table_name", JdbcConfig.table_name),
+            initialize_schema=options.get("initialize_schema", JdbcConfig.initialize_schema),
+        )
+        script = schema_sql(url, table_name=config.table_name).strip()
+        return [s.strip() for s in script.rstrip(";").split(";\n\n")]
+
+    async def create_schema(self) -> None:
+        """Create the tables and index if missing; safe when many threads and processes race
+        to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
+        write lock is taken up front, so no connection has to upgrade a read lock, which
+        SQLite refuses at once with "database is locked"); servers retry a lost race."""
+        await _to_the_end(self._create_schema())
+        self._schema_check.passed()
+
+    async def _create_schema(self) -> bool:
+        what = "creating the chat memory schema"
+        with translate_errors(what):
+            async with self._serial:
+                if self.dialect.embedded:
+                    return await async_retry(self._create_in_transaction, what=what)
+                return await async_retry(
+                    self._create_on_server, attempts=5, what=what, retry_on=is_create_race
+                )
+
+    async def _create_in_transaction(self) -> bool | None:
+        try:
+            async with self._transaction() as conn:
+                await _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
+            return True
+        except DBAPIError as exc:
+            if self.dialect.is_retryable(exc) or is_create_race(exc):
+                return None
+            raise
+
+    async def _create_on_server(self) -> bool:
+        async with self.engine.begin() as conn:
+            await _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
+        return True
+
+    async def _missing_tables(self) -> list[str]:
+        """The tables of this repository that the database lacks (``"never"`` mode check)."""
+        return await _to_the_end(self._find_missing_tables())
+
+    async def _find_missing_tables(self) -> list[str]:
+        names = (self.tables.conversations.name, self.tables.messages.name)
+        what = "checking the chat memory schema"
+        with translate_errors(what):
+            async with self._serial, self.engine.connect() as conn:
+                present = await _on_connection(conn, _present_tables, names)
+        return [f"table {n}" for n in names if n not in present]
+
+    # -- hooks -----------------------------------------------------------------------
+    async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        params: dict[str, Any] = {"n": limit + 1}
+        stmt = self._sql.list_first
+        if after is not None:
+            stmt, params["after"] = self._sql.list_after, after
+
+        async def ids_of(conn: AsyncConnection) -> list[str]:
+            return [r[0] for r in await conn.execute(stmt, params)]
+
+        ids = await self._read(ids_of, "listing")
+        page = ids[:limit]
+        return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
+
+    async def _rows(
+        self, conn: AsyncConnection, stmt: Any, params: dict[str, Any]
+    ) -> list[Message]:
+        # .all() fetches in one call; iterating fetches row by row (measurably slower). A row
+        # read again (every window read re-reads most of the last one) is decoded once: its
+        # values are its key, so a replaced or newly written row is decoded afresh.
+        result = await conn.execute(stmt, params)
+        rows, get = result.all(), self._decoded.get
+        try:
+            return [get(tuple(r), partial(from_row, r._mapping)) for r in rows]
+        except TypeError:  # an unhashable value (a driver that parsed a JSON column itself)
+            return [from_row(r._mapping) for r in rows]
+
+    async def _find(self, cid: str) -> list[Message]:
+        return await self._read(
+            lambda conn: self._rows(conn, self._sql.find, {"cid": cid}), "reading"
+        )
+
+    async def _find_last(self, cid: str, n: int) -> list[Message]:
+        if self._fast is not None:
+            await self._schema_check()
+            return (await _to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
+        params = {"cid": cid, "n": n}
+        rows = await self._read(
+            lambda conn: self._rows(conn, self._sql.find_last, params), "reading"
+        )
+        return rows[::-1]
+
+    async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        if self._fast is not None:
+            await self._schema_check()
+            return await _to_the_end(self._fast_read(self._fast, cid, non_system_limit))
+        return await self._read(
+            lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
+        )
+
+    async def _fast_read(self, fast: AsyncFastPath, cid: str, limit: int) -> list[Message]:
+        async with self._serial:
+            return await fast.read_window(cid, limit)
+
+    async def _fast_last(self, fast: AsyncFastPath, cid: str, n: int) -> list[Message]:
+        async with self._serial:
+            return await fast.read_last(cid, n)
+
+    async def _window_rows(
+        self, conn: AsyncConnection, cid: str, non_system_limit: int
+    ) -> list[Message]:
+        rows = await self._rows(conn, self._sql.window, {"cid": cid, "n": non_system_limit})
+        rows.sort(key=_position)
+        return rows
+
+    async def _save_all(self, cid: str, messages: list[Message]) -> None:
+        async def write(conn: AsyncConnection) -> None:
+            await self._lock_or_create(conn, cid, len(messages))
+            c = self.tables.conversations
+            await conn.execute(self._sql.delete_messages, {"cid": cid})
+            await conn.execute(
+                sa.update(c)
+                .where(c.c.conversation_id == cid)
+                .values(next_position=len(messages), updated_at=_now())
+            )
+            await self._insert(conn, cid, 0, messages)
+
+        await self._write(write, "replacing the history")
+        if self._fast is not None:  # the next window read need not decode what was written
+            self._fast.remember(cid, 0, messages)
+
+    async def _delete(self, cid: str) -> None:
+        async def write(conn: AsyncConnection) -> None:
+            await conn.execute(self._sql.delete_messages, {"cid": cid})
+            await conn.execute(self._sql.delete_conversation, {"cid": cid})
+
+        await self._write(write, "deleting")
+
+    async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        fast = self._fast
+        if fast is not None and fast.can_append(len(messages), trim_to):
+            await self._schema_check()
+
+            async def attempt() -> bool | None:
+                async with self._serial:
+                    return await fast.append(cid, messages, trim_to) or None
+
+            await _to_the_end(async_retry(attempt, what="appending"))
+            return
+        if self._append_sql is not None:
+            rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
+            params = self.dialect.append_parameters(cid, rows, trim_to)
+            await self._write_statement(self._append_sql, params, "appending")
+            return
+
+        async def write(conn: AsyncConnection) -> None:
+            start = await self._reserve(conn, cid, len(messages))
+            await self._insert(conn, cid, start, messages)
+            if trim_to is not None and (start + len(messages)) // trim_to != start // trim_to:
+                await self._trim(conn, cid, trim_to)
+
+        await self._write(write, "appending")
+
+    async def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        async def write(conn: AsyncConnection) -> None:
+            await self._lock_or_create(conn, cid, 0)
+            edit = plan(await self._window_rows(conn, cid, non_system_limit))
+            if edit.delete_positions:
+                positions = sorted(edit.delete_positions)
+                await conn.execute(self._sql.delete_positions, {"cid": cid, "positions": positions})
+            if edit.delete_non_system_below is not None:
+                below = edit.delete_non_system_below
+                await conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": below})
+            if edit.append:
+                start = await self._reserve(conn, cid, len(edit.append))
+                await self._insert(conn, cid, start, list(edit.append))
+            else:
+                await self._drop_if_empty(conn, cid)
+
+        await self._write(write, "updating the window")
+
+    # -- helpers ---------------------------------------------------------------------
+    async def _lock_or_create(
+        self, conn: AsyncConnection, cid: str, next_position: int
+    ) -> int | None:
+        """Lock the conversation row and return its next position, or create it with
+        ``next_position`` and return None (a duplicate-key race retries the transaction)."""
+        result = await conn.execute(self._lock_sql, {"cid": cid})
+        current = result.scalar_one_or_none()
+        if current is not None:
+            return int(current)
+        await conn.execute(
+            sa.insert(self.tables.conversations).values(
+                conversation_id=cid, next_position=next_position, updated_at=_now()
+            )
+        )
+        return None
+
+    async def _reserve(self, conn: AsyncConnection, cid: str, count: int) -> int:
+        """Reserve ``count`` positions under the row lock; the first one reserved."""
+        if self._reserve_sql is not None:
+            params = {"cid": cid, "k": count, "now": _now()}
+            result = await conn.execute(self._reserve_sql, params)
+            return self.dialect.reserved_position(result) - count
+        current = await self._lock_or_create(conn, cid, count)
+        if current is None:
+            return 0
+        c = self.tables.conversations
+        await conn.execute(
+            sa.update(c)
+            .where(c.c.conversation_id == cid)
+            .values(next_position=current + count, updated_at=_now())
+        )
+        return current
+
+    async def _insert(
+        self, conn: AsyncConnection, cid: str, start: int, messages: Sequence[Message]
+    ) -> None:
+        rows = [to_row(cid, start + i, msg) for i, msg in enumerate(messages)]
+        await conn.execute(self._sql.insert_messages, rows)
+
+    async def _trim(self, conn: AsyncConnection, cid: str, keep: int) -> None:
+        """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
+        result = await conn.execute(self._sql.trim_cut, {"cid": cid, "skip": keep - 1})
+        cut = result.scalar_one_or_none()
+        if cut is not None:
+            await conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": cut})
+
+    async def _drop_if_empty(self, conn: AsyncConnection, cid: str) -> None:
+        result = await conn.execute(self._sql.any_left, {"cid": cid})
+        if result.first() is None:
+            await conn.execute(self._sql.delete_conversation, {"cid": cid})
+
+    async def _read(self, fn: Callable[[AsyncConnection], Awaitable[T]], what: str) -> T:
+        await self._schema_check()
+        return await _to_the_end(self._run_read(fn, what))
+
+    async def _run_read(self, fn: Callable[[AsyncConnection], Awaitable[T]], what: str) -> T:
+        with translate_errors(what):
+            async with self._serial, self.engine.connect() as conn:
+                if self.dialect.read_isolation is not None:
+                    await conn.execution_options(isolation_level=self.dialect.read_isolation)
+                return await fn(conn)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[AsyncConnection]:
+        """A connection inside a write transaction, committed on success: the dialect's
+        ``write_begin`` on an autocommit connection (SQLite: BEGIN IMMEDIATE), else the
+        driver's own BEGIN."""
+        begin = self.dialect.write_begin
+        if begin is None:
+            async with self.engine.begin() as conn:
+                yield conn
+            return
+        async with self.engine.connect() as raw:
+            conn = await raw.execution_options(isolation_level="AUTOCOMMIT")
+            await conn.exec_driver_sql(begin)
+            try:
+                yield conn
+            except BaseException:
+                if not conn.invalidated:  # SQLAlchemy drops a connection a cancel cut off
+                    await conn.exec_driver_sql("ROLLBACK")
+                raise
+            await conn.exec_driver_sql("COMMIT")
+
+    async def _write(self, fn: Callable[[AsyncConnection], Awaitable[None]], what: str) -> None:
+        """Run ``fn`` in a write transaction, re-run when it lost a race."""
+        await self._schema_check()
+
+        async def attempt() -> bool:
+            async with self._serial, self._transaction() as conn:
+                await fn(conn)
+            return True
+
+        await self._retried(attempt, what)
+
+    async def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
+        """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
+        round trips); re-run when it lost a race."""
+        await self._schema_check()
+
+        async def attempt() -> bool:
+            async with self._serial, self.engine.connect() as conn:
+                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                await auto.execute(stmt, params)
+            return True
+
+        await self._retried(attempt, what)
+
+    async def _retried(self, attempt: Callable[[], Awaitable[bool]], what: str) -> None:
+        """Core's retry on the dialect's lost-race errors (duplicate key, deadlock...)."""
+
+        def lost_race(exc: Exception) -> bool:
+            return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
+
+        with translate_errors(what):
+            await _to_the_end(async_retry(attempt, what=what, retry_on=lost_race))
+
+
+if ASYNC:
+    _UNFINISHED: set[asyncio.Future[Any]] = set()
+
+    async def _to_the_end(work: Awaitable[T]) -> T:
+        """Await ``work`` (one read, or one write with its retries) in a task of its own that a
+        cancelled caller does not interrupt: the caller's CancelledError is raised at once,
+        while the statement runs to its commit or rollback and its connection goes back to
+        the pool clean. (A cancel landing inside a driver call would leave old or new too,
+        but SQLAlchemy then discards the connection mid-protocol, which aiosqlite and
+        aiomysql do not survive cleanly.)"""
+        task = asyncio.ensure_future(work)
+        _UNFINISHED.add(task)
+        task.add_done_callback(_finished)
+        return await asyncio.shield(task)
+
+    async def _settle() -> None:
+        """Wait for the work cancelled callers left running on this event loop."""
+        loop = asyncio.get_running_loop()
+        mine = [t for t in _UNFINISHED if t.get_loop() is loop]
+        if mine:
+            await asyncio.gather(*mine, return_exceptions=True)
+
+    def _finished(task: asyncio.Future[Any]) -> None:
+        _UNFINISHED.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a cancelled caller no longer waits for it
+else:
+
+    def _to_the_end(work: T) -> T:
+        """The sync twin is never cancelled mid-call: the work has already run."""
+        return work
+
+
+async def _on_connection(conn: AsyncConnection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL); the async twin
+    runs it through ``run_sync``, in SQLAlchemy's greenlet."""
+    if ASYNC:
+        return await conn.run_sync(fn, *args, **kw)
+    else:
+        return fn(conn, *args, **kw)
+
+
+def _present_tables(conn: Any, names: Sequence[str]) -> set[str]:
+    inspector = sa.inspect(conn)
+    return {n for n in names if inspector.has_table(n)}
+
+
+_MEMORY_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _memory_lock(engine: AsyncEngine) -> asyncio.Lock:
+    """One lock per ``:memory:`` engine: its one shared connection serves one caller at a
+    time."""
+    if ASYNC:
+        key = engine.sync_engine
+    else:
+        key = engine
+    return _MEMORY_LOCKS.setdefault(key, asyncio.Lock())
+
+
+def _position(message: Message) -> int:
+    return message.position or 0
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)

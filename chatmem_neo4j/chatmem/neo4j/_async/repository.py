@@ -1,0 +1,378 @@
+"""``AsyncNeo4jChatMemoryRepository``: I/O only; the graph shape and Cypher live in ``_schema``.
+
+Written once, as async code on the driver's own asyncio API; the sync twin is generated
+from it by ``scripts/unasync.py``.
+
+Every operation except the window edit is one auto-commit statement (one round trip), and
+every statement that touches a conversation first takes the write lock of its session node
+(see ``_schema``): writers serialise inside the server, nothing is lost, and readers see a
+replace whole or not at all. The window edit (an add that carries a system message) reads
+and writes in one managed transaction that holds the same lock from its first statement.
+In the async twin, the writers of one conversation inside one repository object also queue
+on an asyncio lock (one per conversation with a writer in flight, dropped when the last
+leaves): 100 tasks appending to one conversation otherwise deadlocked each other in the
+server about 1,200 times per 100 appends; the session-node lock still orders other
+processes and other repository objects. A window append whose positions cross a multiple
+of ``TRIM_EVERY * window`` is followed by one trim statement. Statements the server
+rejected before commit (deadlock, lock timeout, not a leader) are re-run; a lost connection
+is reported, never blindly re-run.
+
+Needs Neo4j 5.7 or later (sessions turn server notifications off so that plans on labels
+not yet created do not log warnings); tested on 5.26 LTS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, ClassVar, TypeVar
+
+import neo4j
+from chatmem.core import Message
+from chatmem.core.backend import (
+    AsyncBaseChatMemoryRepository,
+    AsyncOwnedClientMixin,
+    AsyncSchemaCheck,
+    Capability,
+    ConversationIdPage,
+    DecodeCache,
+    InvalidArgumentError,
+    SchemaError,
+    WindowEdit,
+    async_owning,
+    async_retry,
+)
+from neo4j import exceptions as neo4j_errors
+
+from .._codec import message_params, messages_from_rows, shape_of
+from .._config import Neo4jConfig, parse_url
+from .._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
+from .._schema import TRIM_EVERY, TRIM_LIMIT, Schema
+
+ATTEMPTS = 100
+"""How often a statement the server rejected before commit (deadlock...) is re-run: 16
+writers appending to one conversation deadlock often (each upgrades its lock on the session
+node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1 s."""
+
+ASYNC = True
+T = TypeVar("T")
+if ASYNC:
+    _SCHEMA_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def _schema_lock() -> asyncio.Lock:
+        """One per event loop: an asyncio lock cannot be shared between loops."""
+        return _SCHEMA_LOCKS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+
+else:
+    _SCHEMA_LOCK = threading.Lock()
+
+    def _schema_lock() -> threading.Lock:
+        return _SCHEMA_LOCK
+
+
+SCHEMA_ONLINE_SECONDS = 300.0
+"""How long ``create_schema`` waits for the constraint's and the index's population."""
+
+_ALREADY_EXISTS = (
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+)
+
+
+class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
+    """Chat memory as a graph: a session node per conversation, message nodes with an
+    explicit position, and metadata, tool call, tool response and media nodes.
+
+    Pass your ``neo4j.AsyncDriver`` (never closed by us) and keyword options (see
+    ``Neo4jConfig``), or use ``from_url("neo4j://user:pass@host:7687", database=...)``.
+    With ``initialize_schema="always"`` the async twin, whose constructor cannot wait,
+    creates the schema on its first call; ``from_url`` creates it before it returns.
+    """
+
+    capabilities: ClassVar[frozenset[str]] = frozenset({Capability.LABELS})
+
+    def __init__(self, driver: neo4j.AsyncDriver, **options: Any) -> None:
+        if not isinstance(driver, neo4j.AsyncDriver):
+            raise InvalidArgumentError(
+                "driver", f"must be a neo4j.AsyncDriver, got {type(driver).__name__}"
+            )
+        self.config = Neo4jConfig.from_options(options)
+        self._driver = driver
+        self._bookmarks = neo4j.AsyncGraphDatabase.bookmark_manager()
+        schema = self.schema = Schema.of(self.config)
+        self._find_q = schema.find()
+        self._find_last_q = schema.find_last()
+        self._load_window_q = schema.load_window()
+        self._lock_window_q = schema.load_window(create=True)
+        self._ids_q = schema.find_ids_page()
+        self._delete_q = schema.delete()
+        self._trim_q = schema.trim()
+        self._decoded = DecodeCache()  # window reads return mostly the last turn's rows
+        if ASYNC:
+            self._writers: dict[str, list[Any]] = {}  # cid -> [lock, tasks using it]
+        self._schema_check = AsyncSchemaCheck(self._missing_schema, "the Neo4j database")
+        if ASYNC:
+            self._init_pending = self.config.initialize_schema == "always"
+        else:
+            if self.config.initialize_schema == "always":
+                self.create_schema()
+
+    @classmethod
+    async def from_url(
+        cls, url: str, *, driver_options: dict[str, Any] | None = None, **options: Any
+    ) -> AsyncNeo4jChatMemoryRepository:
+        """Connect with ``neo4j://``, ``bolt://`` (``+s``/``+ssc``) URLs; credentials in the
+        URL (percent-encoded) become basic auth. ``driver_options`` go to
+        ``neo4j.AsyncGraphDatabase.driver`` (e.g. ``connection_timeout``,
+        ``max_transaction_retry_time``). The schema is created (``"always"``) before this
+        returns; ``close()`` closes this driver."""
+        target = parse_url(url)
+        auth = None
+        if target.user is not None:
+            auth = neo4j.basic_auth(target.user, target.password or "")
+        Neo4jConfig.from_options(options)  # reject bad options before connecting
+        if driver_options is not None and not isinstance(driver_options, dict):
+            raise InvalidArgumentError("driver_options", "must be a dict of driver settings")
+        driver = neo4j.AsyncGraphDatabase.driver(target.uri, auth=auth, **(driver_options or {}))
+
+        async def build() -> AsyncNeo4jChatMemoryRepository:
+            if ASYNC:
+                repo = cls(driver, **options)
+                await repo._ensure_initialized()  # fail here, not on the first call
+                return repo
+            else:
+                return cls(driver, **options)
+
+        repo = await async_owning(driver, driver.close, build)
+        repo._schema_check.url_hint = url  # for the "never" mode's SchemaError message
+        return repo
+
+    # -- schema -------------------------------------------------------------------------
+    def schema_statements(self) -> list[str]:
+        """The DDL ``create_schema`` runs, for teams that manage schema themselves."""
+        return self.schema.ddl()
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """The DDL for ``url`` and label ``options``, built without a connection."""
+        parse_url(url)
+        return Schema.of(Neo4jConfig.from_options(options)).ddl()
+
+    async def create_schema(self) -> None:
+        """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
+        concurrent creator's win is tolerated) and wait until they are online. When both
+        are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
+        # One creator per process (per event loop) at a time: concurrent CREATE CONSTRAINTs
+        # queue on the server's schema lock, so the others would only wait; after the first,
+        # they see everything online and run no DDL.
+        async with _schema_lock():
+            await self._create_schema()
+        self._schema_check.passed()
+
+    async def _create_schema(self) -> None:
+        with translate_errors("schema initialisation"):
+            state = await self._schema_state()
+            for statement, (_, _, online) in zip(self.schema.ddl(), state, strict=True):
+                if online is None:
+                    await self._retry(functools.partial(self._run_schema, statement))
+            # Poll instead of db.awaitIndexes: that procedure holds a schema lock while it
+            # waits, which blocks other processes' CREATE CONSTRAINT until it times out.
+            deadline = time.monotonic() + SCHEMA_ONLINE_SECONDS
+            while not all(online for _, _, online in state):
+                if time.monotonic() > deadline:
+                    waiting = [name for _, name, online in state if not online]
+                    raise SchemaError(f"{waiting} not online after {SCHEMA_ONLINE_SECONDS:.0f}s")
+                await asyncio.sleep(0.05)
+                state = await self._schema_state()
+
+    async def _initialize(self) -> None:
+        await self.create_schema()
+
+    async def _missing_schema(self) -> list[str]:
+        """What the ``"never"`` mode's first-use check reports missing."""
+        return [f"{kind} {name}" for kind, name, on in await self._schema_state() if on is None]
+
+    async def _schema_state(self) -> list[tuple[str, str, bool | None]]:
+        """``(kind, name, online)`` of the constraint and the index, in ``ddl()`` order;
+        ``online`` is None when missing. (The constraint's backing index has its name.)"""
+        names = [self.schema.constraint_name, self.schema.index_name]
+        query = "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state"
+        with translate_errors("schema check"):
+            async with self._session(neo4j.READ_ACCESS) as session:
+                result = await session.run(query, names=names)
+                found = {r["name"]: r["state"] == "ONLINE" async for r in result}
+        kinds = ("constraint", "index")
+        return [(kind, name, found.get(name)) for kind, name in zip(kinds, names, strict=True)]
+
+    async def _run_schema(self, statement: str) -> bool:
+        try:
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                result = await session.run(statement)
+                await result.consume()
+        except neo4j_errors.Neo4jError as exc:
+            if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
+                raise
+        return True
+
+    # -- hooks ----------------------------------------------------------------------------
+    async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        params = {"after": after or "", "limit": limit + 1}
+        rows = await self._run(self._ids_q, params, "listing", neo4j.READ_ACCESS)
+        # A session deleted while the listing ran can show up without its id: skip it.
+        ids = [str(r["id"]) for r in rows if r["id"] is not None]
+        if len(ids) > limit:
+            return ConversationIdPage(ids[:limit], ids[limit - 1])
+        return ConversationIdPage(ids, None)
+
+    async def _find(self, cid: str) -> list[Message]:
+        return await self._messages(self._find_q, {"cid": cid}, "find")
+
+    async def _find_last(self, cid: str, n: int) -> list[Message]:
+        return await self._messages(self._find_last_q, {"cid": cid, "n": n}, "find_last")
+
+    async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        params = {"cid": cid, "n": non_system_limit}
+        return await self._messages(self._load_window_q, params, "window read")
+
+    async def _save_all(self, cid: str, messages: list[Message]) -> None:
+        batch = [message_params(m) for m in messages]
+        params = {"cid": cid, "messages": batch}
+        await self._run(self.schema.save_all(shape_of(batch)), params, "save_all", writer=cid)
+
+    async def _delete(self, cid: str) -> None:
+        await self._run(self._delete_q, {"cid": cid}, "delete", writer=cid)
+
+    async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        batch = [message_params(m) for m in messages]
+        statement = self.schema.append(shape_of(batch))
+        params: dict[str, Any] = {"cid": cid, "messages": batch}
+        records = await self._run(statement, params, "append", writer=cid)
+        if trim_to is None:
+            return
+        end, every = records[0]["next_position"], TRIM_EVERY * trim_to
+        if end // every > (end - len(batch)) // every:  # crossed a multiple: trim now
+            params = {"cid": cid, "trim_to": trim_to, "trim_limit": TRIM_LIMIT * trim_to}
+            await self._run(self._trim_q, params, "trim", writer=cid)
+
+    async def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            result = await tx.run(self._lock_window_q, {"cid": cid, "n": non_system_limit})
+            record = await result.single()
+            edit = plan(messages_from_rows(record["rows"], self._decoded) if record else [])
+            below = edit.delete_non_system_below
+            if not (edit.append or edit.delete_positions or below is not None):
+                return
+            batch = [message_params(m) for m in edit.append]
+            result = await tx.run(
+                self.schema.edit_window(shape_of(batch)),
+                {
+                    "cid": cid,
+                    "delete_positions": sorted(edit.delete_positions),
+                    "below": below,
+                    "messages": batch,
+                },
+            )
+            await result.consume()
+
+        async def edit() -> bool:  # a deadlock hidden by the driver's rollback: retried too
+            async with self._session(neo4j.WRITE_ACCESS) as session:
+                with server_errors():
+                    await session.execute_write(work)
+            return True
+
+        await self._schema_check()
+        if ASYNC:
+            async with self._one_writer(cid):
+                with translate_errors("window edit"):
+                    await self._retry(edit, hidden_by_rollback)
+        else:
+            with translate_errors("window edit"):
+                await self._retry(edit, hidden_by_rollback)
+
+    # -- I/O helpers -----------------------------------------------------------------------
+    def _session(self, mode: str) -> neo4j.AsyncSession:
+        return self._driver.session(
+            database=self.config.database,
+            default_access_mode=mode,
+            bookmark_manager=self._bookmarks,
+            notifications_min_severity="OFF",  # plans are known; no per-query warnings
+        )
+
+    async def _retry(
+        self,
+        fn: Callable[[], Awaitable[T]],
+        retry_on: Callable[[Exception], bool] = rejected_before_commit,
+    ) -> T:
+        """Re-run ``fn`` while ``retry_on`` says the server rejected it before commit
+        (deadlock, lock timeout); jittered, so deadlocked writers do not retry in lockstep
+        and deadlock again (16 writers on one conversation ran out of tries with a fixed
+        0.2 s cap)."""
+        return await async_retry(
+            fn,
+            attempts=ATTEMPTS,
+            what="a Neo4j statement",
+            base_sleep=0.002,
+            max_sleep=1.0,
+            retry_on=retry_on,
+        )
+
+    if ASYNC:
+
+        @contextlib.asynccontextmanager
+        async def _one_writer(self, cid: str) -> AsyncIterator[None]:
+            """Queue behind this object's other writers of ``cid`` (see the module docstring);
+            the entry lives only while a task holds or awaits it, so there are never more
+            locks than writing tasks."""
+            entry = self._writers.get(cid)
+            if entry is None:
+                entry = self._writers[cid] = [asyncio.Lock(), 0]
+            entry[1] += 1
+            try:
+                async with entry[0]:
+                    yield
+            finally:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._writers[cid]
+
+    async def _run(
+        self,
+        query: str,
+        params: dict[str, Any],
+        what: str,
+        mode: str = neo4j.WRITE_ACCESS,
+        writer: str | None = None,
+    ) -> list[neo4j.Record]:
+        """One auto-commit statement (one round trip). Conversation reads are writes too:
+        they lock their session node (see ``_schema``). ``writer`` names the conversation a
+        write changes (the async twin queues its writers, see the module docstring)."""
+        await self._schema_check()
+
+        async def run() -> list[neo4j.Record]:
+            async with self._session(mode) as session:
+                return [record async for record in await session.run(query, params)]
+
+        if ASYNC:
+            queue: contextlib.AbstractAsyncContextManager[None] = (
+                contextlib.nullcontext() if writer is None else self._one_writer(writer)
+            )
+            async with queue:
+                with translate_errors(what):
+                    return await self._retry(run)
+        else:
+            with translate_errors(what):
+                return await self._retry(run)
+
+    async def _messages(self, query: str, params: dict[str, Any], what: str) -> list[Message]:
+        records = await self._run(query, params, what)  # one record, or none for an unknown id
+        return messages_from_rows(records[0]["rows"], self._decoded) if records else []
