@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmarks._workload import WINDOW, make_messages, turn_pairs
 from chatmem.core import MessageWindowChatMemory
-from conformance_tests.harness import unique_suffix
+from chatmem.testing.harness import unique_suffix
 
 CONCURRENCY = 100
 NOT_AVAILABLE = "async twin not available (chatmem.core has no async_repository_from_url)"

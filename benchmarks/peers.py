@@ -22,7 +22,7 @@ from typing import Any
 
 from benchmarks._workload import WINDOW
 from chatmem.core import Message
-from conformance_tests.harness import ServerInfo, unique_suffix
+from chatmem.testing.harness import ServerInfo, unique_suffix
 
 
 @dataclass(frozen=True)

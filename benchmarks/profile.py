@@ -24,8 +24,8 @@ from benchmarks._workload import (
     make_messages,
     turn_pairs,
 )
-from conformance_tests.harness import unique_suffix
-from conformance_tests.plugin import load_harness, provision
+from chatmem.testing.harness import unique_suffix
+from chatmem.testing.plugin import load_harness, provision
 
 
 def profile(backend: str, h: int, turns: int, top: int, chat_turn: bool = False) -> str:

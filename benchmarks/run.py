@@ -48,8 +48,8 @@ from benchmarks._workload import (
 from benchmarks._workload import make_messages as _make_messages
 from benchmarks.async_load import run_async
 from benchmarks.peers import NotRun, build_peers, explain
-from conformance_tests.harness import Unavailable, unique_suffix
-from conformance_tests.plugin import load_harness, provision
+from chatmem.testing.harness import Unavailable, unique_suffix
+from chatmem.testing.plugin import load_harness, provision
 
 SCHEMA = 1
 DEFAULT_OUT = "benchmarks/results/latest.json"

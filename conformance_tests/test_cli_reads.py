@@ -11,7 +11,7 @@ import pytest
 
 from chatmem.core import SchemaError, repository_from_url
 from chatmem.core._cli import main
-from conformance_tests.harness import Harness, ServerInfo, Unavailable
+from chatmem.testing.harness import Harness, ServerInfo, Unavailable
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from .harness import Unavailable, docker_available, forced_route
-from .harness import testcontainers_image as image_for
+from chatmem.testing.harness import Unavailable, docker_available, forced_route
+from chatmem.testing.harness import testcontainers_image as image_for
+
 from .harnesses.postgres import PostgresHarness
 
 

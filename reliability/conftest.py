@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from conformance_tests.harness import Harness, ServerInfo, Unavailable
-from conformance_tests.plugin import _STATE
+from chatmem.testing.harness import Harness, ServerInfo, Unavailable
+from chatmem.testing.plugin import _STATE
 
 from .profiles import PROFILES, Profile
 from .results import write_row

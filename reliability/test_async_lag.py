@@ -31,8 +31,8 @@ from chatmem.core import (
     async_repository_from_url,
     repository_from_url,
 )
+from chatmem.testing.harness import Harness, ServerInfo
 from chatmem.testing.probes import loop_lags, percentile
-from conformance_tests.harness import Harness, ServerInfo
 
 from .endpoints import TIMEOUTS, through, upstream_port
 from .toxiproxy import Toxiproxy

@@ -15,7 +15,7 @@ from chatmem.core import (
     InvalidIdentifierError,
     UserMessage,
 )
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 from .corpus import BAD_IDENTIFIERS, CASES, IDENTIFIER_OPTIONS, INJECTIONS, Case
 

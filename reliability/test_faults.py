@@ -23,7 +23,7 @@ from chatmem.core import (
     UserMessage,
     repository_from_url,
 )
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 from .endpoints import TIMEOUTS, Timeouts, through, upstream_port
 from .profiles import Profile

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chatmem.core import ChatMemoryError, MessageWindowChatMemory, UserMessage
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 from .profiles import Profile
 

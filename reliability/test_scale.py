@@ -15,7 +15,7 @@ from chatmem.core import (
     UserMessage,
     repository_from_url,
 )
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 from .profiles import Profile
 

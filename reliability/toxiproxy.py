@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import Unavailable, cache_dir, free_port, stop_process, wait_for_port
+from chatmem.testing.harness import Unavailable, cache_dir, free_port, stop_process, wait_for_port
 
 VERSION = "2.5.0"
 """The pinned version (``go install ...@latest`` resolved to it on the Go module proxy)."""

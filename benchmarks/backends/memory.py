@@ -12,7 +12,7 @@ from typing import Any
 
 from benchmarks._workload import WINDOW, Floor
 from chatmem.core import Message, message_to_dict
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 
 class MemoryFloor(Floor):

@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmarks._workload import WINDOW, Floor, payload
 from chatmem.core import Message
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 CREATE = (
     "CREATE TABLE IF NOT EXISTS bench_floor (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"

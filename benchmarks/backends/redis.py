@@ -14,7 +14,7 @@ from typing import Any
 
 from benchmarks._workload import WINDOW, Floor, payload
 from chatmem.core import Message
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 
 class RedisFloor(Floor):

@@ -17,7 +17,7 @@ from typing import Any
 
 from benchmarks._workload import WINDOW, Floor, payload
 from chatmem.core import Message
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 LAST = f"SELECT payload FROM floor_messages WHERE cid = ? ORDER BY id DESC LIMIT {WINDOW}"
 INSERT = "INSERT INTO floor_messages (cid, payload) VALUES (?, ?)"

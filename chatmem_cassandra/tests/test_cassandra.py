@@ -42,7 +42,7 @@ from chatmem.core import (
     UserMessage,
     from_micros,
 )
-from conformance_tests.harness import ServerInfo, free_port, unique_suffix
+from chatmem.testing.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("cassandra")
 

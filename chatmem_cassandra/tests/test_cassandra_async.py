@@ -29,8 +29,8 @@ from chatmem.core import (
     UserMessage,
     async_repository_from_url,
 )
+from chatmem.testing.harness import ServerInfo, free_port, unique_suffix
 from chatmem_cassandra.tests.test_cassandra import EVERY_KIND, requests, session_of, ttls
-from conformance_tests.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("cassandra")
 

@@ -22,7 +22,7 @@ import pytest
 
 from chatmem.cassandra import CassandraChatMemoryRepository, NetworkTopologyStrategy
 from chatmem.core import BackendUnavailableError, ChatMemoryError, UserMessage
-from conformance_tests.harness import ServerInfo, Unavailable, unique_suffix
+from chatmem.testing.harness import ServerInfo, Unavailable, unique_suffix
 from conformance_tests.harnesses.cassandra import LOCAL_DC
 from conformance_tests.harnesses.cassandra_cluster import ADDRESSES, CassandraClusterHarness
 

@@ -34,7 +34,7 @@ from chatmem.core import (
     UserMessage,
     async_repository_from_url,
 )
-from conformance_tests.corpus import ID_CORPUS, PNG, full_corpus
+from chatmem.testing.corpus import ID_CORPUS, PNG, full_corpus
 
 BUILTIN = ["memory", "sqlite"]
 
@@ -50,7 +50,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="module")
 def backend(store_name: str, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
-    from conformance_tests.plugin import load_harness, provision
+    from chatmem.testing.plugin import load_harness, provision
 
     if store_name == request.config.getoption("--backend", default="memory"):
         yield request.getfixturevalue("harness"), request.getfixturevalue("server")

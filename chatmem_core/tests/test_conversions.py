@@ -21,7 +21,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core.integrations.openai import from_openai, to_openai
-from conformance_tests.corpus import PNG, full_corpus
+from chatmem.testing.corpus import PNG, full_corpus
 
 GROUPINGS = [True, False]
 

@@ -34,7 +34,7 @@ from chatmem.core._validation import (
     redis_key_prefix,
     sql_identifier,
 )
-from conformance_tests.corpus import full_corpus
+from chatmem.testing.corpus import full_corpus
 
 
 def test_codec_round_trips_every_kind_and_field() -> None:

@@ -66,8 +66,8 @@ def pgvector_server() -> Iterator[Any]:
     import tempfile
     from pathlib import Path
 
-    from conformance_tests.harness import Unavailable, cache_dir
-    from conformance_tests.plugin import _required, load_harness
+    from chatmem.testing.harness import Unavailable, cache_dir
+    from chatmem.testing.plugin import _required, load_harness
 
     venv = cache_dir("pgvector-venv")
     hits = sorted(

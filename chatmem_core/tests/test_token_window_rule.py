@@ -21,7 +21,7 @@ from chatmem.core import (
     window_of,
 )
 from chatmem.core._token_window import message_text
-from conformance_tests.corpus import parse
+from chatmem.testing.corpus import parse
 
 
 def words(m: Message) -> int:

@@ -30,7 +30,7 @@ from chatmem.core._transfer import (
     migrate,
     store_stats,
 )
-from conformance_tests.corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
+from chatmem.testing.corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
 
 
 def dated(messages: list[Any], step_us: int = 1) -> list[Any]:

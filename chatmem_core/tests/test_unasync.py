@@ -93,7 +93,9 @@ def test_a_source_in_async_generates_the_same_name_in_sync() -> None:
 
 def test_generated_text_that_says_async_is_reported() -> None:
     unasync = _script()
-    generated = '# header\n# header\n"""Runs on the event loop."""\nx = 1  # awaits nothing\ny = 2\n'
+    generated = (
+        '# header\n# header\n"""Runs on the event loop."""\nx = 1  # awaits nothing\ny = 2\n'
+    )
     assert unasync.async_words(generated) == [
         '3: """Runs on the event loop."""',
         "4: x = 1  # awaits nothing",

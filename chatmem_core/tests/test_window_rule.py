@@ -15,7 +15,7 @@ from chatmem.core import (
     plan_window_edit,
     window_of,
 )
-from conformance_tests.corpus import VECTORS, parse
+from chatmem.testing.corpus import VECTORS, parse
 
 
 def texts(ms: list[Message]) -> str:

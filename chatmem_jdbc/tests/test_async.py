@@ -27,7 +27,7 @@ from chatmem.core import (
     async_repository_from_url,
 )
 from chatmem.jdbc import AsyncJdbcChatMemoryRepository, make_async_engine
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 T = TypeVar("T")
 Repo = AsyncJdbcChatMemoryRepository

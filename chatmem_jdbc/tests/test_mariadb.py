@@ -21,7 +21,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.jdbc import JdbcChatMemoryRepository
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 pytestmark = pytest.mark.backend("mariadb")
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from chatmem.core import MessageWindowChatMemory, UserMessage
 from chatmem.jdbc import JdbcChatMemoryRepository, make_engine
-from conformance_tests.harness import ServerInfo, unique_suffix
+from chatmem.testing.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("postgres")
 

@@ -16,7 +16,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.jdbc import JdbcChatMemoryRepository, schema_sql
-from conformance_tests.harness import ServerInfo, free_port, unique_suffix
+from chatmem.testing.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("postgres", "mariadb")
 

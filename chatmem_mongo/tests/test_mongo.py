@@ -41,7 +41,7 @@ from chatmem.mongo import (
     unescape_key,
 )
 from chatmem.mongo._snapshots import CHUNK
-from conformance_tests.harness import ServerInfo, unique_suffix
+from chatmem.testing.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("mongo")
 

@@ -33,7 +33,7 @@ from chatmem.mongo import (
     async_ensure_indexes,
 )
 from chatmem.mongo._snapshots import CHUNK
-from conformance_tests.harness import ServerInfo, unique_suffix
+from chatmem.testing.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("mongo")
 

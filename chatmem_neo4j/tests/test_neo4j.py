@@ -45,8 +45,8 @@ from chatmem.neo4j import (
 )
 from chatmem.neo4j._config import LABEL_OPTIONS
 from chatmem.neo4j._schema import TRIM_EVERY, TRIM_LIMIT
-from conformance_tests.corpus import FIXED_TS, full_corpus
-from conformance_tests.harness import ServerInfo, free_port, unique_suffix
+from chatmem.testing.corpus import FIXED_TS, full_corpus
+from chatmem.testing.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("neo4j")
 

@@ -30,8 +30,8 @@ from chatmem.neo4j import AsyncNeo4jChatMemoryRepository, Neo4jChatMemoryReposit
 from chatmem.neo4j._codec import message_params, shape_of
 from chatmem.neo4j._config import LABEL_OPTIONS
 from chatmem.neo4j._schema import TRIM_EVERY, Schema
-from conformance_tests.corpus import FIXED_TS
-from conformance_tests.harness import ServerInfo, free_port, unique_suffix
+from chatmem.testing.corpus import FIXED_TS
+from chatmem.testing.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("neo4j")
 

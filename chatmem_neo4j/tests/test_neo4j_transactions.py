@@ -21,7 +21,7 @@ from chatmem.core import MessageWindowChatMemory, SystemMessage, UserMessage
 from chatmem.core.longterm import MemoryCandidate, MemoryStatus, MemoryType
 from chatmem.neo4j import Neo4jChatMemoryRepository, Neo4jMemoryRecordRepository
 from chatmem.neo4j._errors import hidden_by_rollback, server_errors
-from conformance_tests.harness import ServerInfo, unique_suffix
+from chatmem.testing.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("neo4j")
 

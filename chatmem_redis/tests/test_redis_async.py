@@ -41,7 +41,7 @@ from chatmem.redis import (
     MetadataField,
     RedisChatMemoryRepository,
 )
-from conformance_tests.harness import ServerInfo, free_port
+from chatmem.testing.harness import ServerInfo, free_port
 
 pytestmark = pytest.mark.backend("redis")
 

@@ -28,7 +28,7 @@ from chatmem.core import (
 )
 from chatmem.redis import AsyncRedisChatMemoryRepository, RedisChatMemoryRepository
 from chatmem.redis._cluster import key_slot, split_cluster_url
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 from conformance_tests.harnesses.redis_cluster import RedisClusterHarness, cluster_client
 
 pytestmark = pytest.mark.backend("redis_cluster")

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from chatmem.core import AssistantMessage, MessageWindowChatMemory, SystemMessage, UserMessage
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 pytestmark = pytest.mark.backend("redis")
 

@@ -39,7 +39,7 @@ from chatmem.redis import (
     RedisChatMemoryRepository,
 )
 from chatmem.redis._scripts import TTL_SLACK
-from conformance_tests.harness import ServerInfo, free_port
+from chatmem.testing.harness import ServerInfo, free_port
 
 pytestmark = pytest.mark.backend("redis")
 
@@ -408,7 +408,7 @@ def test_ttl_on_the_default_path_threads_on_a_cold_store_share_one_expiry(
 ) -> None:
     # built as the docs show (repository_from_url with a ttl), on a prefix nothing used yet
     from chatmem.core import repository_from_url
-    from conformance_tests.harness import unique_suffix
+    from chatmem.testing.harness import unique_suffix
 
     assert server.url is not None
     prefix = f"cold-ttl-{unique_suffix()}:"

@@ -32,7 +32,7 @@ from chatmem.redis import (
     AsyncRedisChatMemoryRepository,
     RedisChatMemoryRepository,
 )
-from conformance_tests.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo
 
 from ._legacy_layout import legacy_append, legacy_save_all
 

@@ -1,1 +1,1 @@
-"""One module per backend, each defining ``HARNESS`` (see ``conformance_tests/harness.py``)."""
+"""One module per backend, each defining ``HARNESS`` (see ``chatmem.testing.harness``)."""

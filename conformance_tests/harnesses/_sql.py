@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import Harness, ServerInfo, Unavailable, unique_suffix
+from chatmem.testing.harness import Harness, ServerInfo, Unavailable, unique_suffix
 
 
 class SqlHarness(Harness):

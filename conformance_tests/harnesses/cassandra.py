@@ -1,6 +1,6 @@
 """Apache Cassandra 5.0 harness: a real single-node Cassandra on loopback, started with our tooling.
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_CASSANDRA_URL`` (``cassandra://host:port/keyspace?local_dc=dc``);
 - local: ``scripts/install/cassandra.sh`` copies the runtime classpath of
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     Harness,
     ServerInfo,
     Unavailable,

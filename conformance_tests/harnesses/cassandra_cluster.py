@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import ServerInfo, Unavailable, free_port, stop_process, tail
+from chatmem.testing.harness import ServerInfo, Unavailable, free_port, stop_process, tail
 
 from .cassandra import (
     LOCAL_DC,

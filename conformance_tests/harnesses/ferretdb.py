@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     ServerInfo,
     Unavailable,
     cache_dir,

@@ -1,6 +1,6 @@
 """MariaDB harness: a throwaway MariaDB 10.11 instance on loopback, started with our tooling.
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_MARIADB_URL`` (``mariadb+pymysql://user:pw@host:port/db``);
 - local: Debian's MariaDB (``scripts/install/mariadb.sh``): ``mariadb-install-db`` into a
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     ServerInfo,
     Unavailable,
     container_extra,

@@ -11,8 +11,7 @@ from chatmem.core import (
     BaseChatMemoryRepository,
     InMemoryChatMemoryRepository,
 )
-
-from ..harness import Harness, ServerInfo, Unavailable, unique_suffix
+from chatmem.testing.harness import Harness, ServerInfo, Unavailable, unique_suffix
 
 
 class MemoryHarness(Harness):

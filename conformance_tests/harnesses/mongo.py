@@ -1,6 +1,6 @@
 """MongoDB harness.
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_MONGO_URL`` (``mongodb://host:port/dbname``): any server; a real MongoDB is
   reported as "MongoDB <version>", a wire-protocol stand-in by name;
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     Harness,
     ServerInfo,
     Unavailable,

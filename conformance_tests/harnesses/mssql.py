@@ -1,6 +1,6 @@
 """SQL Server harness: testcontainers only (SQL Server cannot run on these machines).
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_MSSQL_URL`` (``mssql+pymssql://user:pw@host:port/db``);
 - local: none. Microsoft ships SQL Server for Linux only from its own apt repository or as
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     ServerInfo,
     Unavailable,
     start_container,

@@ -1,6 +1,6 @@
 """Neo4j 5.26 LTS harness: a real in-process Neo4j on loopback, started with our tooling.
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_NEO4J_URL`` (``neo4j://user:pass@host:7687`` or ``bolt://...``);
 - local: ``scripts/install/neo4j.sh`` copies the runtime classpath of
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     Harness,
     ServerInfo,
     Unavailable,

@@ -1,6 +1,6 @@
 """Oracle harness: testcontainers only (Oracle Database cannot run on these machines).
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_ORACLE_URL`` (``oracle+oracledb://user:pw@host:port/?service_name=FREEPDB1``);
 - local: none. Oracle ships its database only as RPMs and container images from its own
@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     ServerInfo,
     Unavailable,
     start_container,

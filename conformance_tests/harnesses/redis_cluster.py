@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-from conformance_tests.harness import (
+from chatmem.testing.harness import (
     Harness,
     ServerInfo,
     Unavailable,

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmem.core import BaseChatMemoryRepository
-
-from ..harness import Harness, ServerInfo, unique_suffix
+from chatmem.testing.harness import Harness, ServerInfo, unique_suffix
 
 
 class SqliteHarness(Harness):

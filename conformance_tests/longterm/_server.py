@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from conformance_tests.harness import free_port, stop_process
+from chatmem.testing.harness import free_port, stop_process
 
 
 @contextmanager

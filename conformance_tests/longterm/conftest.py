@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from chatmem.core.longterm import BaseMemoryRecordRepository, InMemoryMemoryRecordRepository
-from conformance_tests.harness import Harness, ServerInfo, unique_suffix
+from chatmem.testing.harness import Harness, ServerInfo, unique_suffix
 
 HERE = Path(__file__).parent
 SQL_BACKENDS = ("sqlite", "postgres", "mariadb", "mssql", "oracle")

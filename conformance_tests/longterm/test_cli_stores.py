@@ -12,7 +12,7 @@ import pytest
 
 from chatmem.core._cli import main
 from chatmem.core.longterm import MemoryCandidate, MemoryType
-from conformance_tests.harness import Harness, ServerInfo, unique_suffix
+from chatmem.testing.harness import Harness, ServerInfo, unique_suffix
 
 from .conftest import open_store, store_url
 

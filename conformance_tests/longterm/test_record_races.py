@@ -15,7 +15,7 @@ from chatmem.core.longterm import (
     MemoryStateError,
     MemoryType,
 )
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 from .conftest import store_options, store_url
 from .test_records import PREF

@@ -12,7 +12,7 @@ import pytest
 
 from chatmem.core import InvalidArgumentError
 from chatmem.core.longterm import BaseMemoryRecordRepository, MemoryStatus
-from conformance_tests.harness import Harness, ServerInfo
+from chatmem.testing.harness import Harness, ServerInfo
 
 from .conftest import TestClock, open_store
 from .test_records import FACT, PREF
