@@ -98,6 +98,12 @@ class JdbcMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
             self.close()  # an engine made here is disposed, a caller's is left alone
             raise
 
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> JdbcMemoryRecordRepository:
+        """A record store on an engine of its own for ``url`` (``close()`` disposes it);
+        ``options`` are the constructor's keywords."""
+        return cls(url, **options)
+
     def schema_sql(self) -> list[str]:
         """The DDL for this repository's database, for your own migrations."""
         return memory_schema_statements(self.tables, self.engine.dialect, if_not_exists=False)
