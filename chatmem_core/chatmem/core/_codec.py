@@ -151,12 +151,14 @@ def message_from_dict(
     return ToolResponseMessage(responses, **common)
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+dump_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""The one wire encoder: compact JSON, non-ASCII text kept as is (``json.dumps`` with
+options would build a new encoder on every call). Every store encodes with it."""
 
 
 def encode_json(message: Message) -> str:
-    """The content of ``message`` as a compact JSON string (one encoder, made once)."""
-    return _ENCODER.encode(message_to_dict(message))
+    """The content of ``message`` as a compact JSON string (``dump_json``)."""
+    return dump_json(message_to_dict(message))
 
 
 def decode_json(

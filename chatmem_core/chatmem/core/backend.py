@@ -18,6 +18,7 @@ our own packages. What a backend gets here:
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
   verifies once, in ``"never"`` mode, that the schema exists;
+- ``dump_json``: the one JSON wire encoder (compact, non-ASCII kept) every store uses;
 - ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
   only rows it has not seen (see its module for why that can never serve stale data);
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
@@ -34,6 +35,7 @@ from contextlib import AbstractContextManager, contextmanager
 from ._async.lifecycle import AsyncOwnedClientMixin, async_owning
 from ._async.repository import AsyncBaseChatMemoryRepository, async_retry
 from ._async.schema_check import AsyncSchemaCheck
+from ._codec import dump_json
 from ._contract import (
     ASYNC_TWIN,
     DEFAULT_PAGE_SIZE,
@@ -152,6 +154,7 @@ __all__ = [
     "collection_name",
     "cql_identifier",
     "cypher_label",
+    "dump_json",
     "error_translator",
     "index_name",
     "owning",
