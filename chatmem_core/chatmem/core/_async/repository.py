@@ -131,6 +131,13 @@ class AsyncBaseChatMemoryRepository(ABC):
     max_conversation_id_length: ClassVar[int] = 255
     _init_pending: bool = False
 
+    @classmethod
+    def require_driver(cls, url: str) -> None:
+        """Import whatever driver ``url`` needs beyond the store package's own imports,
+        raising ``MissingDependencyError`` naming the extra (SQL stores check the DB-API
+        module the URL names). Called before any I/O; the default needs nothing."""
+        return None
+
     # -- public API --------------------------------------------------------------
     async def find_conversation_ids(self) -> list[str]:
         """Every conversation id, read page by page (never all messages at once)."""

@@ -133,6 +133,13 @@ class BaseChatMemoryRepository(ABC):
     max_conversation_id_length: ClassVar[int] = 255
     _init_pending: bool = False
 
+    @classmethod
+    def require_driver(cls, url: str) -> None:
+        """Import whatever driver ``url`` needs beyond the store package's own imports,
+        raising ``MissingDependencyError`` naming the extra (SQL stores check the DB-API
+        module the URL names). Called before any I/O; the default needs nothing."""
+        return None
+
     # -- public API --------------------------------------------------------------
     def find_conversation_ids(self) -> list[str]:
         """Every conversation id, read page by page (never all messages at once)."""

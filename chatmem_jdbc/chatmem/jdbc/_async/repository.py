@@ -38,6 +38,7 @@ from chatmem.core.backend import (
 from .._codec import from_row, to_row
 from .._config import JdbcConfig
 from .._dialects import SqlDialect, async_dialect_for
+from .._drivers import require_sql_driver
 from .._errors import translate_errors
 from .._schema import Tables, build_tables, is_create_race, schema_sql, schema_statements
 from .._statements import Statements, build_statements
@@ -127,6 +128,15 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
 
     async def _initialize(self) -> None:
         await self.create_schema()
+
+    @classmethod
+    def require_driver(cls, url: str) -> None:
+        """Import the DB-API driver ``url`` needs, before any I/O: ``MissingDependencyError``
+        naming the extra when it is not installed."""
+        if ASYNC:
+            require_sql_driver(url, aio=True)
+        else:
+            require_sql_driver(url, aio=False)
 
     @classmethod
     async def from_url(
