@@ -25,14 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from chatmem.core import (
-    AssistantMessage,
-    ChatTurn,
-    Message,
-    MessageWindowChatMemory,
-    UserMessage,
-    encode_json,
-)
+from chatmem.core import AssistantMessage, ChatTurn, Message, MessageWindowChatMemory, UserMessage
+from chatmem.core.backend import encode_json
 
 WINDOW = 20
 H_VALUES = (10, 1_000, 10_000)

@@ -9,12 +9,8 @@ from typing import Any
 
 import pytest
 
-from chatmem.core import (
-    BaseChatMemoryRepository,
-    InvalidArgumentError,
-    InvalidIdentifierError,
-    UserMessage,
-)
+from chatmem.core import InvalidArgumentError, InvalidIdentifierError, UserMessage
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import Harness, ServerInfo
 
 from .corpus import BAD_IDENTIFIERS, CASES, IDENTIFIER_OPTIONS, INJECTIONS, Case

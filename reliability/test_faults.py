@@ -18,11 +18,11 @@ import pytest
 from chatmem.core import (
     AssistantMessage,
     BackendError,
-    BaseChatMemoryRepository,
     ChatMemoryError,
     UserMessage,
     repository_from_url,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import Harness, ServerInfo
 
 from .endpoints import TIMEOUTS, Timeouts, through, upstream_port

@@ -9,12 +9,8 @@ from typing import Any
 
 import pytest
 
-from chatmem.core import (
-    BaseChatMemoryRepository,
-    MessageWindowChatMemory,
-    UserMessage,
-    repository_from_url,
-)
+from chatmem.core import MessageWindowChatMemory, UserMessage, repository_from_url
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import Harness, ServerInfo
 
 from .profiles import Profile

@@ -40,8 +40,8 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    from_micros,
 )
+from chatmem.core.backend import from_micros
 from chatmem.testing.harness import ServerInfo, free_port, unique_suffix
 
 pytestmark = pytest.mark.backend("cassandra")

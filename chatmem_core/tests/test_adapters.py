@@ -25,7 +25,6 @@ from chatmem.core import (
     AssistantMessage,
     AsyncChatMemoryRepository,
     AsyncInMemoryChatMemoryRepository,
-    BaseChatMemoryRepository,
     InMemoryChatMemoryRepository,
     InvalidArgumentError,
     ToolCall,
@@ -34,6 +33,7 @@ from chatmem.core import (
     UserMessage,
     async_repository_from_url,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.corpus import ID_CORPUS, PNG, full_corpus
 
 BUILTIN = ["memory", "sqlite"]

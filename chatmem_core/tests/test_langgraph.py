@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from chatmem.core import BaseChatMemoryRepository, InvalidArgumentError
+from chatmem.core import InvalidArgumentError
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem_core.tests import test_adapters as shared
 
 pytest.importorskip("langgraph.checkpoint.conformance", reason="extra: langgraph")

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from chatmem.core import BaseChatMemoryRepository, InvalidArgumentError, UserMessage
+from chatmem.core import InvalidArgumentError, UserMessage
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem_core.tests import test_adapters as shared
 
 # the adapters' fixtures: memory, SQLite and the suite's --backend, one isolated repo a test

@@ -19,13 +19,9 @@ from chatmem.core import (
     ToolCall,
     ToolResponseMessage,
     UserMessage,
-    decode_json,
-    encode_json,
-    from_micros,
     message_from_dict,
     message_to_dict,
     repository_from_url,
-    to_micros,
 )
 from chatmem.core._validation import (
     cql_identifier,
@@ -34,6 +30,7 @@ from chatmem.core._validation import (
     redis_key_prefix,
     sql_identifier,
 )
+from chatmem.core.backend import decode_json, encode_json, from_micros, to_micros
 from chatmem.testing.corpus import full_corpus
 
 

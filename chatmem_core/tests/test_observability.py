@@ -17,14 +17,13 @@ import pytest
 from chatmem.core import (
     AssistantMessage,
     AsyncMessageWindowChatMemory,
-    BaseChatMemoryRepository,
     ConcurrencyError,
     MessageWindowChatMemory,
     UserMessage,
     async_repository_from_url,
     repository_from_url,
-    retry,
 )
+from chatmem.core.backend import BaseChatMemoryRepository, retry
 
 sdk = pytest.importorskip("opentelemetry.sdk", reason='needs pip install "chatmem[otel]" sdk')
 

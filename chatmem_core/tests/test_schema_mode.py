@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from chatmem.core import InvalidArgumentError, SchemaCheck, SchemaError, schema_mode
+from chatmem.core import InvalidArgumentError, SchemaError
+from chatmem.core.backend import SchemaCheck, schema_mode
 
 
 def test_modes_and_their_aliases() -> None:

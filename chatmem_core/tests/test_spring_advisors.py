@@ -24,7 +24,6 @@ import pytest
 from chatmem.core import (
     AssistantMessage,
     AsyncMessageWindowChatMemory,
-    BaseChatMemoryRepository,
     InvalidArgumentError,
     MessageWindowChatMemory,
     SystemMessage,
@@ -33,6 +32,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core._advisor import CONVERSATION_ID
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.core.integrations.advisors import (
     DEFAULT_PROMPT_TEMPLATE,
     TOP_K,

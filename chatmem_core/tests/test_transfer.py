@@ -12,7 +12,6 @@ import pytest
 
 from chatmem.core import (
     BackendError,
-    ConversationIdPage,
     InMemoryChatMemoryRepository,
     InvalidArgumentError,
     Message,
@@ -30,6 +29,7 @@ from chatmem.core._transfer import (
     migrate,
     store_stats,
 )
+from chatmem.core.backend import ConversationIdPage
 from chatmem.testing.corpus import FIXED_TS, ID_CORPUS, full_corpus, turn
 
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from chatmem.core import Message, MessageType, encode_json, to_micros
+from chatmem.core import Message, MessageType
+from chatmem.core.backend import encode_json, to_micros
 
 # verbatim from the two-set layout's _scripts.py (_PRELUDE, APPEND, SAVE_ALL)
 _PRELUDE = r"""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chatmem.core import BaseChatMemoryRepository
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import Harness, ServerInfo, Unavailable, unique_suffix
 
 

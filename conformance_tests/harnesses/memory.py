@@ -5,12 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from chatmem.core import (
-    AsyncBaseChatMemoryRepository,
-    AsyncInMemoryChatMemoryRepository,
-    BaseChatMemoryRepository,
-    InMemoryChatMemoryRepository,
-)
+from chatmem.core import AsyncInMemoryChatMemoryRepository, InMemoryChatMemoryRepository
+from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
 from chatmem.testing.harness import Harness, ServerInfo, Unavailable, unique_suffix
 
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chatmem.core import BaseChatMemoryRepository
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import (
     Harness,
     ServerInfo,

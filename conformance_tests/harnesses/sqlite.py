@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from chatmem.core import BaseChatMemoryRepository
+from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import Harness, ServerInfo, unique_suffix
 
 

@@ -15,14 +15,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from chatmem.core import (
-    InvalidArgumentError,
-    Message,
-    encode_json,
-    from_micros,
-    message_from_dict,
-    to_micros,
-)
+from chatmem.core import InvalidArgumentError, Message, message_from_dict
+from chatmem.core.backend import encode_json, from_micros, to_micros
 
 SystemEntry = tuple[int, str]
 """A value of the ``system_messages`` map: (created_at microseconds, content JSON)."""

@@ -15,11 +15,12 @@ from datetime import timedelta
 from types import MappingProxyType
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from chatmem.core import SchemaMode, schema_mode
+from chatmem.core import SchemaMode
 from chatmem.core.backend import (
     InvalidArgumentError,
     InvalidIdentifierError,
     cql_identifier,
+    schema_mode,
     validate_ttl,
 )
 

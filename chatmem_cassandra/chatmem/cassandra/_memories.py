@@ -13,16 +13,16 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from chatmem.core import (
+from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaError, SchemaMode
+from chatmem.core.backend import (
     DEFAULT_SCHEMA_MODE,
-    ConcurrencyError,
-    InvalidArgumentError,
-    SchemaError,
-    SchemaMode,
+    OwnedClientMixin,
+    cql_identifier,
+    owning,
+    require,
     schema_mode,
     to_micros,
 )
-from chatmem.core.backend import OwnedClientMixin, cql_identifier, owning, require
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,

@@ -16,7 +16,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatmem.core import Message, SystemMessage, WindowEdit
+from chatmem.core import Message, SystemMessage
+from chatmem.core.backend import WindowEdit
 
 from ._codec import Decoder, StoredRow, SystemEntry, row_values, system_entry
 

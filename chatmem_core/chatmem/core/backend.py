@@ -35,7 +35,7 @@ from contextlib import AbstractContextManager, contextmanager
 from ._async.lifecycle import AsyncOwnedClientMixin, async_owning
 from ._async.repository import AsyncBaseChatMemoryRepository, async_retry
 from ._async.schema_check import AsyncSchemaCheck
-from ._codec import dump_json
+from ._codec import FORMAT_VERSION, decode_json, dump_json, encode_json, from_micros, to_micros
 from ._contract import (
     ASYNC_TWIN,
     DEFAULT_PAGE_SIZE,
@@ -57,7 +57,7 @@ from ._errors import (
     SchemaError,
     require,
 )
-from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, schema_mode
+from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, missing_schema_message, schema_mode
 from ._sync.lifecycle import OwnedClientMixin, owning
 from ._sync.repository import BaseChatMemoryRepository, retry
 from ._sync.schema_check import SchemaCheck
@@ -74,7 +74,7 @@ from ._validation import (
     validate_positive_int,
     validate_ttl,
 )
-from ._window import WindowEdit, apply_window_edit
+from ._window import WindowEdit, apply_window_edit, plan_window_edit
 
 ErrorClasses = tuple[type[BaseException], ...]
 Classifier = Callable[[BaseException, str], ChatMemoryError | None]
@@ -127,6 +127,7 @@ __all__ = [
     "DEFAULT_DECODE_CACHE_SIZE",
     "DEFAULT_PAGE_SIZE",
     "DEFAULT_SCHEMA_MODE",
+    "FORMAT_VERSION",
     "MAX_CONVERSATION_ID_LENGTH",
     "SYNC_TWIN",
     "AsyncBaseChatMemoryRepository",
@@ -154,10 +155,15 @@ __all__ = [
     "collection_name",
     "cql_identifier",
     "cypher_label",
+    "decode_json",
     "dump_json",
+    "encode_json",
     "error_translator",
+    "from_micros",
     "index_name",
+    "missing_schema_message",
     "owning",
+    "plan_window_edit",
     "redis_key_prefix",
     "remembered",
     "require",
@@ -165,6 +171,7 @@ __all__ = [
     "schema_mode",
     "sql_identifier",
     "stamp",
+    "to_micros",
     "validate_conversation_id",
     "validate_messages",
     "validate_positive_int",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatmem.core import SchemaMode, schema_mode
-from chatmem.core.backend import InvalidArgumentError, sql_identifier
+from chatmem.core import SchemaMode
+from chatmem.core.backend import InvalidArgumentError, schema_mode, sql_identifier
 
 DEFAULT_TABLE_NAME = "ai_chat_memory"
 DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"

@@ -40,6 +40,7 @@ from ._memory_schema import (
     build_memory_tables,
     find_statement,
     from_row,
+    memory_schema_sql,
     memory_schema_statements,
     naive_utc,
     to_row,
@@ -103,6 +104,12 @@ class JdbcMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         """A record store on an engine of its own for ``url`` (``close()`` disposes it);
         ``options`` are the constructor's keywords."""
         return cls(url, **options)
+
+    @classmethod
+    def schema_sql_for(cls, url: str, *, table_name: str = DEFAULT_MEMORY_TABLE_NAME) -> str:
+        """The record table's DDL for ``url``'s database as one script (``chatmem memories
+        schema``); connects to nothing and needs no driver."""
+        return memory_schema_sql(url, table_name=table_name)
 
     def schema_sql(self) -> list[str]:
         """The DDL for this repository's database, for your own migrations."""

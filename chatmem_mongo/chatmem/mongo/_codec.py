@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from chatmem.core import Message, from_micros, message_from_dict, message_to_dict, to_micros
+from chatmem.core import Message, message_from_dict, message_to_dict
+from chatmem.core.backend import from_micros, to_micros
 
 from ._schema import CREATED_AT, CREATED_AT_US, POSITION
 

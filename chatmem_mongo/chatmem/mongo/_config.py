@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 
-from chatmem.core import SchemaMode, schema_mode
-from chatmem.core.backend import collection_name, validate_ttl
+from chatmem.core import SchemaMode
+from chatmem.core.backend import collection_name, schema_mode, validate_ttl
 
 DEFAULT_COLLECTION_NAME = "ai_chat_memory"
 DEFAULT_TTL: timedelta | None = None

@@ -23,15 +23,14 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import ConfigurationError, DuplicateKeyError, OperationFailure
 
-from chatmem.core import (
+from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaMode
+from chatmem.core.backend import (
     DEFAULT_SCHEMA_MODE,
-    ConcurrencyError,
-    InvalidArgumentError,
-    SchemaMode,
+    OwnedClientMixin,
+    owning,
     schema_mode,
     to_micros,
 )
-from chatmem.core.backend import OwnedClientMixin, owning
 from chatmem.core.backend import collection_name as validate_collection_name
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,

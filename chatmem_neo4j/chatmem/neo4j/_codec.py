@@ -28,11 +28,9 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    from_micros,
     message_from_dict,
-    to_micros,
 )
-from chatmem.core.backend import DecodeCache
+from chatmem.core.backend import DecodeCache, from_micros, to_micros
 
 _INT64 = (-(2**63), 2**63 - 1)
 _KINDS = frozenset(("USER", "ASSISTANT", "SYSTEM", "TOOL"))

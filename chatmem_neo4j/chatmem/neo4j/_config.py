@@ -6,8 +6,8 @@ from dataclasses import dataclass, fields
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from chatmem.core import SchemaMode, schema_mode
-from chatmem.core.backend import InvalidArgumentError, cypher_label
+from chatmem.core import SchemaMode
+from chatmem.core.backend import InvalidArgumentError, cypher_label, schema_mode
 
 DEFAULT_DATABASE: str | None = None
 """None: the server's default (home) database."""

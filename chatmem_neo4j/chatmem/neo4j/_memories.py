@@ -20,16 +20,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import neo4j
-from chatmem.core import (
-    DEFAULT_SCHEMA_MODE,
-    ConcurrencyError,
-    InvalidArgumentError,
-    InvalidIdentifierError,
-    SchemaMode,
-    schema_mode,
-    to_micros,
-)
-from chatmem.core.backend import cypher_label, retry
+from chatmem.core import ConcurrencyError, InvalidArgumentError, InvalidIdentifierError, SchemaMode
+from chatmem.core.backend import DEFAULT_SCHEMA_MODE, cypher_label, retry, schema_mode, to_micros
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,

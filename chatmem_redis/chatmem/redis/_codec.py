@@ -16,12 +16,10 @@ from chatmem.core import (
     Message,
     SchemaError,
     ToolResponseMessage,
-    from_micros,
     message_from_dict,
     message_to_dict,
-    to_micros,
 )
-from chatmem.core.backend import DecodeCache
+from chatmem.core.backend import DecodeCache, from_micros, to_micros
 
 from ._config import MetadataField, MetadataFieldType
 

@@ -7,11 +7,12 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any
 
-from chatmem.core import SchemaMode, schema_mode
+from chatmem.core import SchemaMode
 from chatmem.core.backend import (
     InvalidArgumentError,
     index_name,
     redis_key_prefix,
+    schema_mode,
     sql_identifier,
     validate_ttl,
 )

@@ -25,16 +25,14 @@ from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
 import redis  # noqa: E402
-from chatmem.core import (  # noqa: E402  # noqa: E402
+from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaMode  # noqa: E402
+from chatmem.core.backend import (  # noqa: E402
     DEFAULT_SCHEMA_MODE,
-    ConcurrencyError,
-    InvalidArgumentError,
-    SchemaMode,
+    redis_key_prefix,
     schema_mode,
     to_micros,
 )
 from chatmem.core.backend import index_name as validate_index_name  # noqa: E402
-from chatmem.core.backend import redis_key_prefix  # noqa: E402  # noqa: E402
 from chatmem.core.longterm import (  # noqa: E402
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,

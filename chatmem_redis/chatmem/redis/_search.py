@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from chatmem.core import InvalidArgumentError, Message, MessageType, to_micros
+from chatmem.core import InvalidArgumentError, Message, MessageType
+from chatmem.core.backend import to_micros
 
 from ._codec import numeric_value, parse_entry, tag_value
 from ._config import MetadataField, MetadataFieldType

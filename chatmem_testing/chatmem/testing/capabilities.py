@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatmem.core import BaseChatMemoryRepository, Capability
+from chatmem.core.backend import BaseChatMemoryRepository, Capability
 
 #: Every optional capability a repository class may list in ``capabilities``.
 KNOWN_CAPABILITIES = frozenset({Capability.TTL, Capability.SEARCH, Capability.LABELS})

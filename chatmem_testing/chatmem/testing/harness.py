@@ -35,11 +35,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
-from chatmem.core import (
-    AsyncBaseChatMemoryRepository,
-    BaseChatMemoryRepository,
-    async_repository_from_url,
-)
+from chatmem.core import async_repository_from_url
+from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
 
 
 class Unavailable(Exception):

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from chatmem.core import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository, Capability
+from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository, Capability
 
 from .capabilities import require_capability
 from .harness import (

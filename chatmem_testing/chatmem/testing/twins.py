@@ -18,7 +18,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from chatmem.core import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
+from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
 
 T = TypeVar("T")
 TWINS = ("sync", "async")

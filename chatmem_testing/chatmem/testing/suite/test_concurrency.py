@@ -14,7 +14,6 @@ import pytest
 from chatmem.core import (
     AssistantMessage,
     AsyncMessageWindowChatMemory,
-    BaseChatMemoryRepository,
     Message,
     MessageWindowChatMemory,
     SystemMessage,
@@ -22,6 +21,7 @@ from chatmem.core import (
     async_repository_from_url,
     repository_from_url,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 
 from ..harness import Harness, ServerInfo
 from ..twins import sync_of

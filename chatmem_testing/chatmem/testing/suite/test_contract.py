@@ -10,7 +10,6 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
-    BaseChatMemoryRepository,
     ChatMemoryRepository,
     InvalidArgumentError,
     Message,
@@ -20,6 +19,7 @@ from chatmem.core import (
     async_repository_from_url,
     repository_from_url,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 
 from ..capabilities import KNOWN_CAPABILITIES
 from ..corpus import FIXED_TS, ID_CORPUS, full_corpus, turn

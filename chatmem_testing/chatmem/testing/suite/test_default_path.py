@@ -23,12 +23,12 @@ import pytest
 
 from chatmem.core import (
     AsyncMessageWindowChatMemory,
-    BaseChatMemoryRepository,
     MessageWindowChatMemory,
     UserMessage,
     async_repository_from_url,
     repository_from_url,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 
 from ..harness import Harness, ServerInfo, Unavailable
 

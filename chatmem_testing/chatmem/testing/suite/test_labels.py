@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from chatmem.core import BaseChatMemoryRepository, Capability, UserMessage
+from chatmem.core import UserMessage
+from chatmem.core.backend import BaseChatMemoryRepository, Capability
 
 from ..capabilities import require_capability
 from ..harness import Harness

@@ -12,8 +12,6 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
-    BaseChatMemoryRepository,
-    Capability,
     InvalidArgumentError,
     MessageType,
     SystemMessage,
@@ -22,6 +20,7 @@ from chatmem.core import (
     ToolResponseMessage,
     UserMessage,
 )
+from chatmem.core.backend import BaseChatMemoryRepository, Capability
 
 Repo = BaseChatMemoryRepository
 T0 = datetime(2025, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)

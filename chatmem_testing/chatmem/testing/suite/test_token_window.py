@@ -11,7 +11,6 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
-    BaseChatMemoryRepository,
     InvalidArgumentError,
     Message,
     SystemMessage,
@@ -19,6 +18,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core._token_window import TOKENS_KEY
+from chatmem.core.backend import BaseChatMemoryRepository
 
 from ..corpus import VECTORS, parse
 

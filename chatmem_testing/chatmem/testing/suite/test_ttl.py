@@ -10,14 +10,13 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
-    BaseChatMemoryRepository,
-    Capability,
     MessageWindowChatMemory,
     ToolCall,
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
 )
+from chatmem.core.backend import BaseChatMemoryRepository, Capability
 
 from ..corpus import full_corpus, turn
 from ..harness import Harness, ServerInfo

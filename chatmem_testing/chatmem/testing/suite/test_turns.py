@@ -10,7 +10,6 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
-    BaseChatMemoryRepository,
     ChatTurn,
     InvalidArgumentError,
     Message,
@@ -23,6 +22,7 @@ from chatmem.core import (
     filter_messages,
     window_size,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 
 Repo = BaseChatMemoryRepository
 

@@ -9,7 +9,6 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
-    BaseChatMemoryRepository,
     InvalidArgumentError,
     Message,
     MessageWindowChatMemory,
@@ -20,6 +19,7 @@ from chatmem.core import (
     UserMessage,
     add_to_window,
 )
+from chatmem.core.backend import BaseChatMemoryRepository
 
 from ..corpus import VECTORS, parse
 
