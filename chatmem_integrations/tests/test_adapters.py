@@ -85,7 +85,7 @@ def repo(make_repo: Callable[[], BaseChatMemoryRepository]) -> BaseChatMemoryRep
     return make_repo()
 
 
-# == async repositories: the in-memory twin, and SQLite's once it lands =====================
+# == async repositories: the in-memory twin and SQLite's =====================================
 ASYNC_STORES = ["async-memory", "async-sqlite"]
 AsyncMaker = Callable[[], Awaitable[AsyncChatMemoryRepository]]
 T = TypeVar("T")
@@ -121,6 +121,21 @@ def async_twin_of(repo: BaseChatMemoryRepository) -> AsyncChatMemoryRepository:
     twin = AsyncInMemoryChatMemoryRepository()
     twin._logs, twin._next, twin._lock = repo._logs, repo._next, repo._lock
     return twin
+
+
+async def twin_of(backend: tuple[Any, Any], repo: BaseChatMemoryRepository) -> Any:
+    """An async client of ``repo``'s data, built on the running loop: the in-memory twin
+    sharing its dicts, else the harness's own async twin (close it with ``close_twin``)."""
+    if isinstance(repo, InMemoryChatMemoryRepository):
+        return async_twin_of(repo)
+    harness, server = backend
+    return await harness.make_async_twin(server, repo)
+
+
+async def close_twin(twin: Any) -> None:
+    close = getattr(twin, "close", None)
+    if close is not None:
+        await close()
 
 
 class NoThreads(ThreadPoolExecutor):
@@ -231,6 +246,7 @@ def test_langchain_convenience_methods(history: Callable[..., Any]) -> None:
 
 
 def test_langchain_async_methods(history: Callable[..., Any]) -> None:
+    """Given only a sync repository, the async methods are LangChain's own (its executor)."""
     m = _lc()
     h = history()
 
@@ -420,18 +436,26 @@ def test_langchain_ainvoke_runs_on_the_async_repository(amake: AsyncMaker) -> No
     arun(amake, scenario, threads=True)  # the fake model runs in LangChain's executor
 
 
-def test_langchain_history_with_both_repositories_uses_each_for_its_kind() -> None:
+def test_langchain_history_with_both_repositories_uses_each_for_its_kind(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+) -> None:
     m = _lc()
-    from chatmem.integrations._in_thread import in_thread
     from chatmem.integrations.langchain import ChatmemChatMessageHistory
 
-    repo = InMemoryChatMemoryRepository()
-    both = ChatmemChatMessageHistory(repo, "c", async_repository=in_thread(repo))
-    both.add_messages([m.HumanMessage("sync")])
-    asyncio.run(both.aadd_messages([m.AIMessage("async")]))
-    assert both.messages == asyncio.run(both.aget_messages())
-    assert [x.content for x in both.messages] == ["sync", "async"]
-    assert both.repository is repo and both.async_repository is not None
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+        twin = await twin_of(backend, repo)
+        try:
+            both = ChatmemChatMessageHistory(repo, "c", async_repository=twin)
+            both.add_messages([m.HumanMessage("sync")])
+            await both.aadd_messages([m.AIMessage("async")])  # on the twin: no worker thread
+            assert both.messages == await both.aget_messages()
+            assert [x.content for x in both.messages] == ["sync", "async"]
+            assert both.repository is repo and both.async_repository is twin
+        finally:
+            await close_twin(twin)
+
+    asyncio.run(scenario())
 
 
 def test_langchain_rejects_a_repository_of_the_wrong_kind() -> None:
@@ -534,6 +558,7 @@ def test_llamaindex_keys(store: Any) -> None:
 
 
 def test_llamaindex_async_methods(store: Any) -> None:
+    """Given only a sync repository, the ``a*`` methods are BaseChatStore's own (a thread)."""
     t = _li()
     hi = t.ChatMessage(role="user", content="hi")
 
@@ -641,17 +666,25 @@ def test_llamaindex_chat_memory_buffer_async_on_an_async_repository(amake: Async
     arun(amake, scenario)
 
 
-def test_llamaindex_store_with_both_repositories(repo: BaseChatMemoryRepository) -> None:
+def test_llamaindex_store_with_both_repositories(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+) -> None:
     t = _li()
     from chatmem.integrations.llamaindex import ChatmemChatStore
 
-    if not isinstance(repo, InMemoryChatMemoryRepository):
-        pytest.skip("two clients of one store: the in-memory twins here; SQLite's when it lands")
-    store = ChatmemChatStore(repo, async_repository=async_twin_of(repo))
-    store.add_message("k", t.ChatMessage(role="user", content="sync"))
-    asyncio.run(store.async_add_message("k", t.ChatMessage(role="assistant", content="async")))
-    assert store.get_messages("k") == asyncio.run(store.aget_messages("k"))
-    assert [m.content for m in store.get_messages("k")] == ["sync", "async"]
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+        twin = await twin_of(backend, repo)
+        try:
+            store = ChatmemChatStore(repo, async_repository=twin)
+            store.add_message("k", t.ChatMessage(role="user", content="sync"))
+            await store.async_add_message("k", t.ChatMessage(role="assistant", content="async"))
+            assert store.get_messages("k") == await store.aget_messages("k")
+            assert [m.content for m in store.get_messages("k")] == ["sync", "async"]
+        finally:
+            await close_twin(twin)
+
+    asyncio.run(scenario())
 
 
 def test_llamaindex_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> None:
@@ -663,6 +696,46 @@ def test_llamaindex_rejects_bad_arguments(repo: BaseChatMemoryRepository) -> Non
         ChatmemChatStore(object())  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
         ChatmemChatStore(repo).get_messages("")
+
+
+# == one async strategy: an async method never runs a sync repository in a thread ==========
+def test_async_methods_without_an_async_repository_name_what_to_pass(
+    repo: BaseChatMemoryRepository,
+) -> None:
+    """Where the framework's base class has no executor fallback (LangGraph's saver and store,
+    LlamaIndex's all-async ``AsyncDBChatStore``, an ``idx`` insert LlamaIndex's own method
+    lacks), an adapter given only a sync repository raises before any I/O, naming
+    ``async_repository`` (or ``repository``) and what to pass instead."""
+    pytest.importorskip("langgraph.checkpoint.base", reason="langgraph not installed")
+    t = _li()
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from chatmem.integrations.langgraph import ChatmemSaver
+    from chatmem.integrations.langgraph_store import ChatmemStore
+    from chatmem.integrations.llamaindex import ChatmemChatStore, ChatmemDBChatStore
+
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    saver, store = ChatmemSaver(repo), ChatmemStore(repo)
+
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+
+        def wants_twin() -> Any:
+            return pytest.raises(InvalidArgumentError, match=r"async_repository=.*Async")
+
+        with wants_twin():
+            await saver.aput(config, empty_checkpoint(), {}, {})
+        with wants_twin():
+            await saver.aget_tuple(config)
+        with wants_twin():
+            await store.aput(("n",), "k", {"v": 1})
+        with wants_twin():
+            await ChatmemChatStore(repo).async_add_message("k", t.ChatMessage(content="x"), idx=0)
+
+    asyncio.run(scenario())
+    assert repo.find_conversation_ids() == []  # nothing was written
+    with pytest.raises(InvalidArgumentError, match=r"repository.*sync repository.*Async"):
+        ChatmemDBChatStore(repo)  # type: ignore[arg-type]  # every method of it is async
 
 
 # == no adapter blocks the loop: 100 tasks on one adapter, a lag probe beside them ===========

@@ -38,14 +38,60 @@ def _passed(report: Any) -> None:
     assert report.passed_all_base() and report.passed_all()
 
 
-def test_langgraph_conformance_required_and_optional(
-    repo: BaseChatMemoryRepository, store_name: str
-) -> None:
-    @checkpointer_test(name=f"ChatmemSaver[{store_name}]")
-    async def factory() -> AsyncIterator[ChatmemSaver]:
-        yield ChatmemSaver(repo)
+class SyncPath(ChatmemSaver):
+    """The saver with each conformance-tested async method calling its sync one (test-only,
+    blocking: the suite drives only the async methods), so LangGraph's suite also runs the
+    sync twin of the saver's I/O on the sync repository."""
 
-    _passed(asyncio.run(validate(factory)))
+    async def aget_tuple(self, config: Any) -> Any:
+        return self.get_tuple(config)
+
+    async def alist(self, config: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        for tup in self.list(config, **kwargs):
+            yield tup
+
+    async def aput(self, *args: Any) -> Any:
+        return self.put(*args)
+
+    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+        self.put_writes(*args, **kwargs)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def adelete_for_runs(self, run_ids: Any) -> None:
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Any, *, strategy: str = "keep_latest") -> None:
+        self.prune(thread_ids, strategy=strategy)
+
+
+@pytest.mark.parametrize("twin", ["sync", "async"])
+def test_langgraph_conformance_required_and_optional(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository, store_name: str, twin: str
+) -> None:
+    """Every suite on each store: the saver on an async client of the store (awaited, no
+    worker thread), and its sync methods on the sync repository."""
+
+    async def scenario() -> Any:
+        arepo = None
+        if twin == "async":
+            asyncio.get_running_loop().set_default_executor(shared.NoThreads())
+            arepo = await shared.twin_of(backend, repo)
+
+        @checkpointer_test(name=f"ChatmemSaver[{store_name}, {twin}]")
+        async def factory() -> AsyncIterator[ChatmemSaver]:
+            yield SyncPath(repo) if arepo is None else ChatmemSaver(async_repository=arepo)
+
+        try:
+            return await validate(factory)
+        finally:
+            await shared.close_twin(arepo)
+
+    _passed(asyncio.run(scenario()))
 
 
 def test_langgraph_conformance_on_an_async_repository(amake: shared.AsyncMaker) -> None:
@@ -95,26 +141,33 @@ def test_a_graph_ainvoke_is_checkpointed_on_an_async_repository(
     shared.arun(amake, scenario)
 
 
-def test_saver_with_both_repositories(repo: BaseChatMemoryRepository) -> None:
+def test_saver_with_both_repositories(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+) -> None:
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.graph import START, MessagesState, StateGraph
 
-    if not isinstance(repo, shared.InMemoryChatMemoryRepository):
-        pytest.skip("two clients of one store: the in-memory twins here; SQLite's when it lands")
     graph = StateGraph(MessagesState)
     graph.add_node("reply", lambda s: {"messages": [AIMessage(f"seen {len(s['messages'])}")]})
     graph.add_edge(START, "reply")
-    saver = ChatmemSaver(repo, async_repository=shared.async_twin_of(repo))
-    app = graph.compile(checkpointer=saver)
     cfg: Any = {"configurable": {"thread_id": "both"}}
-    app.invoke({"messages": [HumanMessage("sync")]}, cfg)
-    asyncio.run(app.ainvoke({"messages": [HumanMessage("async")]}, cfg))
-    assert [m.content for m in app.get_state(cfg).values["messages"]] == [
-        "sync",
-        "seen 1",
-        "async",
-        "seen 3",
-    ]
+
+    async def scenario() -> None:
+        twin = await shared.twin_of(backend, repo)
+        try:
+            app = graph.compile(checkpointer=ChatmemSaver(repo, async_repository=twin))
+            app.invoke({"messages": [HumanMessage("sync")]}, cfg)
+            await app.ainvoke({"messages": [HumanMessage("async")]}, cfg)
+            assert [m.content for m in app.get_state(cfg).values["messages"]] == [
+                "sync",
+                "seen 1",
+                "async",
+                "seen 3",
+            ]
+        finally:
+            await shared.close_twin(twin)
+
+    asyncio.run(scenario())
 
 
 def test_a_graph_run_is_checkpointed_and_its_chat_is_readable(
@@ -267,14 +320,20 @@ def test_store_persists_and_keeps_created_at(repo: BaseChatMemoryRepository) -> 
     assert len(repo.find_by_conversation_id('langgraph-store:["n"]')) == 1
 
 
-def test_store_async_and_concurrent_puts(repo: BaseChatMemoryRepository) -> None:
+def test_store_async_and_concurrent_puts(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+) -> None:
     from chatmem.integrations.langgraph_store import ChatmemStore
 
-    store = ChatmemStore(repo)
+    async def many() -> set[str]:
+        twin = await shared.twin_of(backend, repo)
+        try:
+            store = ChatmemStore(repo, async_repository=twin)
+            await asyncio.gather(*(store.aput(("c",), f"k{i}", {"i": i}) for i in range(20)))
+            return {i.key for i in await store.asearch(("c",), limit=100)}
+        finally:
+            await shared.close_twin(twin)
 
-    async def many() -> None:
-        await asyncio.gather(*(store.aput(("c",), f"k{i}", {"i": i}) for i in range(20)))
-
-    asyncio.run(many())
-    keys = {i.key for i in asyncio.run(store.asearch(("c",), limit=100))}
-    assert keys == {f"k{i}" for i in range(20)}
+    want = {f"k{i}" for i in range(20)}
+    assert asyncio.run(many()) == want
+    assert {i.key for i in ChatmemStore(repo).search(("c",), limit=100)} == want  # the same data

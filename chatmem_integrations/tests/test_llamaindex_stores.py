@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,20 +32,13 @@ amake = shared.amake
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """The adapters' stores; a test marked ``multiprocess`` (it reopens the store from a
-    URL) runs on those another process can reach, so not on the in-memory one. A test of the
-    ``db`` fixture runs over each store's sync repository and, on the in-memory store, over
-    its async twin too (``db_over``)."""
+    URL) runs on those another process can reach, so not on the in-memory one."""
     selected = metafunc.config.getoption("--backend", default="memory")
     if "store_name" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
         "multiprocess"
     ):
         names = ["sqlite", *([selected] if selected not in ("memory", "sqlite") else [])]
         metafunc.parametrize("store_name", names, scope="module")
-        return
-    if "db_over" in metafunc.fixturenames:
-        names = [*shared.BUILTIN, *([selected] if selected not in shared.BUILTIN else [])]
-        pairs = [(n, "repository") for n in names] + [("memory", "async_repository")]
-        metafunc.parametrize(("store_name", "db_over"), pairs, scope="module")
         return
     shared.pytest_generate_tests(metafunc)
 
@@ -71,16 +65,39 @@ def texts(messages: list[ChatMessage]) -> list[str | None]:
     return [m.content for m in messages]
 
 
+_LOOP: list[asyncio.AbstractEventLoop] = []
+
+
+@pytest.fixture(autouse=True)
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """One event loop a test, the current one: ``run`` and LlamaIndex's sync ``Memory``
+    methods (which run their coroutines on the current loop) share it with the async twin
+    the ``db`` fixture opened there."""
+    made = asyncio.new_event_loop()
+    asyncio.set_event_loop(made)
+    _LOOP.append(made)
+    try:
+        yield made
+    finally:
+        _LOOP.remove(made)
+        asyncio.set_event_loop(None)
+        made.close()
+
+
 def run(coro: Any) -> Any:
-    return asyncio.run(coro)
+    return _LOOP[-1].run_until_complete(coro)
 
 
 @pytest.fixture
-def db(repo: BaseChatMemoryRepository, db_over: str) -> ChatmemDBChatStore:
-    """The DB store over ``repo``, or over its async twin (awaited, no worker thread)."""
-    if db_over == "async_repository":
-        return ChatmemDBChatStore(shared.async_twin_of(repo))
-    return ChatmemDBChatStore(repo)
+def db(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository, loop: asyncio.AbstractEventLoop
+) -> Iterator[ChatmemDBChatStore]:
+    """The DB store over an async client of ``repo``'s data (every method of it is async)."""
+    twin = loop.run_until_complete(shared.twin_of(backend, repo))
+    try:
+        yield ChatmemDBChatStore(twin)
+    finally:
+        loop.run_until_complete(shared.close_twin(twin))
 
 
 @pytest.fixture
@@ -188,8 +205,10 @@ def test_db_rejects_bad_arguments(db: ChatmemDBChatStore, repo: BaseChatMemoryRe
         run(db.add_messages("k", ["not a message"]))  # type: ignore[list-item]
     with pytest.raises(InvalidArgumentError, match="n"):
         run(db.archive_oldest_messages("k", -1))
+    with pytest.raises(InvalidArgumentError, match="repository"):
+        ChatmemDBChatStore(repo)  # type: ignore[arg-type]  # a sync one: every method is async
     with pytest.raises(InvalidArgumentError, match="url"):
-        ChatmemDBChatStore(repo, url="memory:")
+        ChatmemDBChatStore(db.repository, url="memory:")
     with pytest.raises(InvalidArgumentError, match="url"):
         ChatmemDBChatStore()
     with pytest.raises(InvalidArgumentError, match="data"):
@@ -242,16 +261,6 @@ def _spec(backend: tuple[Any, Any], repo: BaseChatMemoryRepository) -> tuple[str
     return url, options
 
 
-def _needs_async_twin(url: str, use_async: bool) -> None:
-    if use_async:
-        from chatmem.core import async_repository_class_for_url
-
-        try:
-            async_repository_class_for_url(url)
-        except InvalidArgumentError as exc:  # "chatmem.jdbc has no AsyncJdbc...", until it lands
-            pytest.skip(f"the async twin is missing: {exc}")
-
-
 async def _session(store: ChatmemDBChatStore, *calls: Any) -> list[Any]:
     """Run ``calls`` (each ``lambda: store.op(...)``) on one loop, then close the store."""
     try:
@@ -261,16 +270,14 @@ async def _session(store: ChatmemDBChatStore, *calls: Any) -> list[Any]:
 
 
 @pytest.mark.multiprocess
-@pytest.mark.parametrize("use_async", [True, False], ids=["async-twin", "sync-in-thread"])
 def test_stores_rebuild_from_to_dict(
-    backend: tuple[Any, Any], repo: BaseChatMemoryRepository, use_async: bool
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
 ) -> None:
     url, options = _spec(backend, repo)
-    _needs_async_twin(url, use_async)
-    first = ChatmemDBChatStore.from_url(url, use_async=use_async, **options)
+    first = ChatmemDBChatStore.from_url(url, **options)
     run(_session(first, lambda: first.add_messages("k", [msg("a"), msg("b", "assistant")])))
     data = json.loads(json.dumps(first.to_dict()))
-    assert data == {"class_name": "ChatmemDBChatStore", "url": url, "use_async": use_async}
+    assert data == {"class_name": "ChatmemDBChatStore", "url": url}
     again = ChatmemDBChatStore.from_dict(data, **options)
     assert texts(run(_session(again, lambda: again.get_messages("k")))[0]) == ["a", "b"]
     sync = ChatmemChatStore.from_url(url, **options)
@@ -280,13 +287,11 @@ def test_stores_rebuild_from_to_dict(
 
 
 @pytest.mark.multiprocess
-@pytest.mark.parametrize("use_async", [True, False], ids=["async-twin", "sync-in-thread"])
 def test_another_process_rebuilds_and_appends(
-    backend: tuple[Any, Any], repo: BaseChatMemoryRepository, use_async: bool
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
 ) -> None:
     url, options = _spec(backend, repo)
-    _needs_async_twin(url, use_async)
-    store = ChatmemDBChatStore.from_url(url, use_async=use_async, **options)
+    store = ChatmemDBChatStore.from_url(url, **options)
     run(_session(store, lambda: store.add_message("p", msg("from parent"))))
     script = textwrap.dedent(
         """
@@ -366,11 +371,7 @@ def test_memory_on_an_async_repository(amake: shared.AsyncMaker) -> None:
 
 def test_db_from_url_opens_the_async_twin_on_first_use() -> None:
     store = ChatmemDBChatStore.from_url("memory:")
-    assert store.to_dict() == {
-        "class_name": "ChatmemDBChatStore",
-        "url": "memory:",
-        "use_async": True,
-    }
+    assert store.to_dict() == {"class_name": "ChatmemDBChatStore", "url": "memory:"}
 
     async def scenario() -> list[str | None]:
         asyncio.get_running_loop().set_default_executor(shared.NoThreads())
@@ -382,8 +383,6 @@ def test_db_from_url_opens_the_async_twin_on_first_use() -> None:
     assert run(scenario()) == ["a", "b"]
     with pytest.raises(InvalidArgumentError, match="url"):
         ChatmemDBChatStore.from_url("nosuchstore://x")  # before any I/O
-    with pytest.raises(InvalidArgumentError, match="use_async"):
-        ChatmemDBChatStore.from_url("memory:", use_async="yes")  # type: ignore[arg-type]
 
 
 # == BaseChatStore adapter (after llama-index-core test_simple_chat_store.py) =================
@@ -414,9 +413,9 @@ def test_sync_delete_last_until_empty(sync_store: ChatmemChatStore) -> None:
 
 
 def test_sync_store_sees_archived_messages_and_keeps_their_status(
-    repo: BaseChatMemoryRepository,
+    db: ChatmemDBChatStore, repo: BaseChatMemoryRepository
 ) -> None:
-    db, sync = ChatmemDBChatStore(repo), ChatmemChatStore(repo)
+    sync = ChatmemChatStore(repo)
     run(db.add_messages("k", [msg("a"), msg("b"), msg("c")]))
     run(db.archive_oldest_messages("k", 1))
     assert texts(sync.get_messages("k")) == ["a", "b", "c"]

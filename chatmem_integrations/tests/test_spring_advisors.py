@@ -40,7 +40,12 @@ from chatmem.integrations.advisors import (
     VectorStoreChatMemoryAdvisor,
     render,
 )
-from chatmem.integrations.vectorstore import Document, InMemoryVectorStore
+from chatmem.integrations.vectorstore import (
+    AsyncInMemoryVectorStore,
+    Document,
+    InMemoryVectorStore,
+)
+from chatmem.testing.twins import LoopThread
 from chatmem_integrations.tests import test_adapters as shared
 
 backend, make_repo, repo = shared.backend, shared.make_repo, shared.repo
@@ -54,6 +59,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         extra = {"redis": ["redis"], "postgres": ["pgvector"]}
         selected = metafunc.config.getoption("--backend", default="memory")
         metafunc.parametrize("vector_store_name", ["memory", *extra.get(selected, [])])
+    if "vector_twin" in metafunc.fixturenames:
+        metafunc.parametrize("vector_twin", ["sync", "async"])
 
 
 @pytest.fixture(scope="module")
@@ -218,14 +225,14 @@ def test_prompt_advisor_awaits_an_async_memory(amake: shared.AsyncMaker) -> None
     shared.arun(amake, scenario)
 
 
-def test_prompt_advisor_async_path_on_a_sync_memory(memory: MessageWindowChatMemory) -> None:
+def test_prompt_advisor_async_path_needs_an_async_memory(
+    memory: MessageWindowChatMemory,
+) -> None:
+    """A sync memory on the async path is a typed error before any I/O (never a thread)."""
     advisor = PromptChatMemoryAdvisor(memory)
-    got = asyncio.run(advisor.abefore([UserMessage("hi")], CTX))  # in a worker thread
-    assert got[0].text.startswith("\n\nUse the conversation memory") and got[1:] == [
-        UserMessage("hi")
-    ]
-    asyncio.run(advisor.aafter("yo", CTX))
-    assert [m.text for m in memory.get("c1")] == ["hi", "yo"]
+    with pytest.raises(InvalidArgumentError, match=r"memory.*AsyncMessageWindowChatMemory"):
+        asyncio.run(advisor.abefore([UserMessage("hi")], CTX))
+    assert memory.get("c1") == []  # nothing was stored
 
 
 def test_prompt_advisor_rejects_bad_arguments(memory: MessageWindowChatMemory) -> None:
@@ -242,33 +249,111 @@ def test_render_replaces_each_placeholder_once_literally() -> None:
     assert "{instructions}" in DEFAULT_PROMPT_TEMPLATE
 
 
-# == vector stores ===========================================================================
+# == vector stores: each sync store and its async twin =====================================
+async def aembed(texts: Sequence[str]) -> list[list[float]]:
+    """``embed`` as the async stores take it."""
+    return embed(texts)
+
+
+class VectorBackend:
+    """One test's vector store namespace (a Redis index and prefix, a pgvector table):
+    ``sync()`` opens the sync store on it, ``await aopen()`` the async twin on the running
+    loop (the test closes what it opened); ``drop()`` removes the namespace."""
+
+    def __init__(self, name: str, request: pytest.FixtureRequest) -> None:
+        self.name, self.opened = name, []
+        if name == "pgvector":
+            self.url = request.getfixturevalue("pgvector_server").url
+            self.options: dict[str, Any] = {"table_name": "vec_" + uuid.uuid4().hex[:12]}
+        elif name == "redis":
+            harness, server = request.getfixturevalue("harness"), request.getfixturevalue("server")
+            names = harness.namespace_options()
+            self.url = server.url
+            self.options = {"index_name": names["index_name"], "key_prefix": names["key_prefix"]}
+
+    def sync(self) -> Any:
+        if self.name == "memory":
+            return InMemoryVectorStore(embed)
+        if self.name == "pgvector":
+            from chatmem.integrations.pgvector_vectorstore import PgVectorStore
+
+            store: Any = PgVectorStore.from_url(self.url, embed, **self.options)
+        else:
+            from chatmem.integrations.redis_vectorstore import RedisVectorStore
+
+            store = RedisVectorStore.from_url(self.url, embed, **self.options)
+        self.opened.append(store)
+        return store
+
+    async def aopen(self) -> Any:
+        if self.name == "memory":
+            return AsyncInMemoryVectorStore(aembed)
+        if self.name == "pgvector":
+            from chatmem.integrations.pgvector_vectorstore import AsyncPgVectorStore
+
+            return await AsyncPgVectorStore.from_url(self.url, aembed, **self.options)
+        from chatmem.integrations.redis_vectorstore import AsyncRedisVectorStore
+
+        return await AsyncRedisVectorStore.from_url(self.url, aembed, **self.options)
+
+    def drop(self) -> None:
+        if self.name == "pgvector":
+            with self.sync().engine.begin() as conn:
+                conn.exec_driver_sql(f"DROP TABLE IF EXISTS {self.options['table_name']}")
+        elif self.name == "redis":
+            with contextlib.suppress(Exception):  # no index when nothing was added
+                self.sync().client.execute_command("FT.DROPINDEX", self.options["index_name"], "DD")
+        for store in self.opened:
+            store.close()
+
+
+async def aclose(store: Any) -> None:
+    close = getattr(store, "close", None)  # the in-memory stores hold no client
+    if close is not None:
+        await close()
+
+
+class Blocking:
+    """An async vector store seen through the sync protocol, each call run on ``loop`` and
+    waited for (test tooling, as the kit's ``BlockingView`` is for repositories), so the store
+    contract below drives both twins."""
+
+    def __init__(self, store: Any, loop: LoopThread) -> None:
+        self.store, self.loop = store, loop
+
+    def add(self, documents: Any) -> None:
+        self.loop.run(self.store.add(documents))
+
+    def similarity_search(self, query: Any, **kwargs: Any) -> list[Document]:
+        return self.loop.run(self.store.similarity_search(query, **kwargs))  # type: ignore[no-any-return]
+
+
 @pytest.fixture
-def vector_store(vector_store_name: str, request: pytest.FixtureRequest) -> Iterator[Any]:
-    if vector_store_name == "memory":
-        yield InMemoryVectorStore(embed)
-        return
-    if vector_store_name == "pgvector":
-        from chatmem.integrations.pgvector_vectorstore import PgVectorStore
+def vectors(vector_store_name: str, request: pytest.FixtureRequest) -> Iterator[VectorBackend]:
+    made = VectorBackend(vector_store_name, request)
+    yield made
+    made.drop()
 
-        server = request.getfixturevalue("pgvector_server")
-        table = "vec_" + uuid.uuid4().hex[:12]
-        pg = PgVectorStore.from_url(server.url, embed, table_name=table)
-        yield pg
-        with pg.engine.begin() as conn:
-            conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
-        pg.engine.dispose()
-        return
-    from chatmem.integrations.redis_vectorstore import RedisVectorStore
 
-    harness, server = request.getfixturevalue("harness"), request.getfixturevalue("server")
-    names = harness.namespace_options()
-    store = RedisVectorStore.from_url(
-        server.url, embed, index_name=names["index_name"], key_prefix=names["key_prefix"]
-    )
-    yield store
-    with contextlib.suppress(Exception):  # no index when nothing was added
-        store.client.execute_command("FT.DROPINDEX", store.index_name, "DD")
+@pytest.fixture(scope="module")
+def vector_loop() -> Iterator[LoopThread]:
+    loop = LoopThread()
+    yield loop
+    loop.stop()
+
+
+@pytest.fixture
+def vector_store(
+    vectors: VectorBackend, vector_twin: str, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    """The sync store, or a blocking view of its async twin (``vector_twin``)."""
+    if vector_twin == "sync":
+        yield vectors.sync()
+        return
+    loop: LoopThread = request.getfixturevalue("vector_loop")
+    store = loop.run(vectors.aopen())
+    yield Blocking(store, loop)
+    loop.run(aclose(store))
 
 
 def test_search_ranks_by_similarity_and_filters(vector_store: Any) -> None:
@@ -353,16 +438,37 @@ def test_vector_advisor_can_search_every_conversation(vector_store: Any) -> None
     assert "shared fact about penguins" in got[0].text
 
 
-def test_vector_advisor_wraps_an_async_model_call(vector_store: Any) -> None:
-    advisor = VectorStoreChatMemoryAdvisor(vector_store, top_k=2)
+def test_vector_advisor_awaits_an_async_store(vectors: VectorBackend) -> None:
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_default_executor(shared.NoThreads())
+        store = await vectors.aopen()
+        try:
+            advisor = VectorStoreChatMemoryAdvisor(store, top_k=2)
 
-    @advisor.wrap
-    async def model(messages: list[Any]) -> str:
-        return "Tom is a fine name" if "cat" in messages[-1].text else "noted"
+            @advisor.wrap
+            async def model(messages: list[Any]) -> str:
+                return "Tom is a fine name" if "cat" in messages[-1].text else "noted"
 
-    asyncio.run(model([UserMessage("my cat is called Tom")], context=CTX))
-    got = asyncio.run(advisor.abefore([UserMessage("what is my cat called")], CTX))
-    assert "my cat is called Tom" in got[0].text and "Tom is a fine name" in got[0].text
+            await model([UserMessage("my cat is called Tom")], context=CTX)
+            got = await advisor.abefore([UserMessage("what is my cat called")], CTX)
+            assert "my cat is called Tom" in got[0].text and "Tom is a fine name" in got[0].text
+            with pytest.raises(InvalidArgumentError, match=r"vector_store.*abefore"):
+                advisor.before([UserMessage("x")], CTX)  # a sync call on an async store
+        finally:
+            await aclose(store)
+
+    asyncio.run(scenario())
+
+
+def test_vector_advisor_async_path_needs_an_async_store(vectors: VectorBackend) -> None:
+    """A sync vector store on the async path is a typed error before any I/O."""
+    store = vectors.sync()
+    advisor = VectorStoreChatMemoryAdvisor(store)
+    with pytest.raises(InvalidArgumentError, match=r"vector_store.*AsyncInMemoryVectorStore"):
+        asyncio.run(advisor.abefore([UserMessage("hi")], CTX))
+    with pytest.raises(InvalidArgumentError, match="vector_store"):
+        asyncio.run(advisor.aafter("yo", CTX))
+    assert store.similarity_search("hi", top_k=5) == []  # nothing was written
 
 
 def test_vector_advisor_rejects_bad_arguments(vector_store: Any) -> None:

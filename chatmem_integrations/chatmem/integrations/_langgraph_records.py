@@ -1,6 +1,6 @@
 """The pure half of ``ChatmemSaver``: checkpoints and pending writes as records (one chatmem
 message each, the data under the metadata key ``langgraph``), resolved and read back as
-LangGraph's in-memory saver does. No I/O: ``_async_langgraph_log.py`` (and its generated sync
+LangGraph's in-memory saver does. No I/O: ``_async/langgraph_log.py`` (and its generated sync
 twin) reads and writes the records."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The pure half of ``ChatmemStore``: a namespace's records (one chatmem message a put or a
 delete, the data under the metadata key ``langgraph_store``) resolved to items, and the
 search and namespace rules of LangGraph's ``InMemoryStore``. No I/O:
-``_async_langgraph_store_log.py`` (and its generated sync twin) reads and writes them."""
+``_async/langgraph_store_log.py`` (and its generated sync twin) reads and writes them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The pure half of the LlamaIndex stores: a conversation as (LlamaIndex message, status)
-entries, and the index and status rules. No I/O: ``_async_llamaindex_log.py`` (and its
+entries, and the index and status rules. No I/O: ``_async/llamaindex_log.py`` (and its
 generated sync twin) reads and writes the entries."""
 
 from __future__ import annotations

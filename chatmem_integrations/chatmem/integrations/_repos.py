@@ -1,10 +1,14 @@
 """The repositories an adapter was given: a sync one, an async one, or both (pure checks).
 
-A framework class with sync and async methods (LangChain's history, LlamaIndex's
-``BaseChatStore``, LangGraph's saver and store) takes ``repository=`` for its sync methods and
-``async_repository=`` for its async ones. With both, they must be two clients of one store;
-with only a sync one the async methods run it in a worker thread (``in_thread``); with only
-an async one the sync methods raise ``InvalidArgumentError`` naming what to pass.
+A framework class with sync and async methods on one object (LangChain's history,
+LlamaIndex's ``BaseChatStore``, LangGraph's saver and store) takes ``repository=`` for its
+sync methods and ``async_repository=`` for its async ones; with both, they must be two
+clients of one store. Async methods await the async repository and nothing here runs a
+repository in a worker thread: a method whose repository was not given raises
+``InvalidArgumentError`` naming the argument to pass. Where the framework's own base class
+defines the async methods as the sync ones run in its executor (LangChain's
+``BaseChatMessageHistory``, LlamaIndex's ``BaseChatStore``), an adapter given only a sync
+repository leaves those methods to the framework instead.
 """
 
 from __future__ import annotations
@@ -12,35 +16,51 @@ from __future__ import annotations
 from chatmem.core import AsyncChatMemoryRepository, ChatMemoryRepository, InvalidArgumentError
 from chatmem.core.backend import is_async_repository
 
-from ._in_thread import in_thread
-
-__all__ = ["TwinRepositories", "Twins", "pick"]
+__all__ = ["TwinRepositories", "Twins", "check_async", "pick"]
 
 
 class Twins:
-    """``sync``: the repository the sync methods use (None: async only); ``aio``: the one the
-    async methods await (the async repository, or the sync one in worker threads)."""
+    """The two repositories of an adapter (either may be None) and the errors naming the
+    missing one."""
 
     def __init__(
         self,
         sync: ChatMemoryRepository | None,
-        given_async: AsyncChatMemoryRepository | None,
+        aio: AsyncChatMemoryRepository | None,
         user: str,
     ) -> None:
         self.sync = sync
-        self.given_async = given_async
-        self.aio: AsyncChatMemoryRepository = (
-            given_async if given_async is not None else in_thread(sync)  # type: ignore[arg-type]
-        )
+        self.aio = aio
         self.user = user
 
     def no_sync(self) -> InvalidArgumentError:
-        """The error a sync call on an adapter given only ``async_repository`` raises."""
+        """The error a sync method raises when only ``async_repository`` was given."""
         return InvalidArgumentError(
             "repository",
             f"{self.user} was given only async_repository: await its async methods, or "
             "pass repository= (a sync client of the same store) as well",
         )
+
+    def no_async(self) -> InvalidArgumentError:
+        """The error an async method raises when only a sync repository was given."""
+        return InvalidArgumentError(
+            "async_repository",
+            f"{self.user} was given only a sync repository: call its sync methods, or "
+            "pass async_repository= (an Async*Repository of the same store, e.g. from "
+            "async_repository_from_url) as well",
+        )
+
+    def sync_repository(self) -> ChatMemoryRepository:
+        """The repository of the sync methods (``no_sync()`` raised when there is none)."""
+        if self.sync is None:
+            raise self.no_sync()
+        return self.sync
+
+    def async_repository(self) -> AsyncChatMemoryRepository:
+        """The repository of the async methods (``no_async()`` raised when there is none)."""
+        if self.aio is None:
+            raise self.no_async()
+        return self.aio
 
 
 class TwinRepositories:
@@ -57,7 +77,15 @@ class TwinRepositories:
     @property
     def async_repository(self) -> AsyncChatMemoryRepository | None:
         """The async repository (None when given only a sync one)."""
-        return self._twins.given_async
+        return self._twins.aio
+
+
+def check_async(repository: object, argument: str = "async_repository") -> None:
+    """``InvalidArgumentError`` naming ``argument`` unless ``repository`` is an async one."""
+    if not (isinstance(repository, AsyncChatMemoryRepository) and is_async_repository(repository)):
+        raise InvalidArgumentError(
+            argument, "must implement AsyncChatMemoryRepository (an Async*Repository)"
+        )
 
 
 def pick(repository: object, async_repository: object, *, user: str) -> Twins:
@@ -71,11 +99,6 @@ def pick(repository: object, async_repository: object, *, user: str) -> Twins:
             raise InvalidArgumentError(
                 "repository", f"is an async repository: pass it to {user} as async_repository="
             )
-    if async_repository is not None and not (
-        isinstance(async_repository, AsyncChatMemoryRepository)
-        and is_async_repository(async_repository)
-    ):
-        raise InvalidArgumentError(
-            "async_repository", "must implement AsyncChatMemoryRepository (an Async*Repository)"
-        )
-    return Twins(repository, async_repository, user)
+    if async_repository is not None:
+        check_async(async_repository)
+    return Twins(repository, async_repository, user)  # type: ignore[arg-type]  # checked above

@@ -4,7 +4,7 @@
   assistant messages as ``TYPE:text`` lines, goes into the system message through a template
   with ``{instructions}`` (the prompt's own system text) and ``{memory}``.
 - ``VectorStoreChatMemoryAdvisor``: the ``top_k`` past messages most similar to the user's
-  message, from a ``VectorStore`` (``chatmem.integrations.vectorstore``) filtered to the
+  message, from a vector store (``chatmem.integrations.vectorstore``) filtered to the
   conversation by default, go in through ``{instructions}`` and ``{long_term_memory}``.
 
 Both follow Spring AI 1.0: the first system message is rewritten in place (one is put first
@@ -15,16 +15,18 @@ empty user message). Placeholders are replaced literally, so braces in a convers
 never read as template syntax. The conversation id comes from the call context under
 ``CONVERSATION_ID``; ``wrap`` is ``MessageChatMemoryAdvisor.wrap``.
 
-Async (``abefore``/``aafter``, and ``wrap`` of an async function): the prompt advisor awaits
-an async memory (``AsyncMessageWindowChatMemory``) on the event loop, a sync one in a worker
-thread, as ``MessageChatMemoryAdvisor`` does. Vector stores have no async twin yet, so the
-vector store advisor's async path runs its store calls in a worker thread.
+Async (``abefore``/``aafter``, and ``wrap`` of an async function) awaits the async twin: an
+async memory (``AsyncMessageWindowChatMemory``) for the prompt advisor, an async vector store
+(``AsyncInMemoryVectorStore``, ``AsyncRedisVectorStore``, ``AsyncPgVectorStore``) for the
+vector store advisor. A sync one on an async path (or the reverse) is an
+``InvalidArgumentError`` naming ``memory`` / ``vector_store``, raised before any I/O; nothing
+runs in a worker thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -49,7 +51,7 @@ from chatmem.core.backend import (
     validate_positive_int,
 )
 
-from .vectorstore import Document, VectorStore
+from .vectorstore import AsyncVectorStore, Document, VectorStore
 
 __all__ = [
     "CONVERSATION_ID",
@@ -157,7 +159,7 @@ def prompt_advice(
 
 class PromptChatMemoryAdvisor(MessageChatMemoryAdvisor):
     """Memory as text in the system prompt (Spring AI's ``PromptChatMemoryAdvisor``); the
-    memory is a ``ChatMemory`` or its async twin."""
+    memory is a ``ChatMemory`` (``before``/``after``) or its async twin (``abefore``/``aafter``)."""
 
     def __init__(
         self,
@@ -167,24 +169,33 @@ class PromptChatMemoryAdvisor(MessageChatMemoryAdvisor):
     ) -> None:
         super().__init__(memory)
         self.system_prompt_template = _template(system_prompt_template, ["memory"])
+        self._awaits = inspect.iscoroutinefunction(getattr(memory, "get", None))
 
     def before(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
         """The prompt with the rendered memory in its system message; stores the last user
         or tool-response message."""
         cid = conversation_id_of(context)
         messages = validate_messages(prompt, argument="prompt")
-        memory = self._sync_memory()
+        if self._awaits:
+            raise InvalidArgumentError(
+                "memory", "is async: use abefore/aafter, or wrap an async function"
+            )
+        memory = cast(ChatMemory, self.memory)
         advised, last = prompt_advice(memory.get(cid), messages, self.system_prompt_template)
         if last is not None:
             memory.add(cid, [last])
         return advised
 
     async def abefore(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
-        """``before``, awaiting an async memory (a sync one runs in a worker thread)."""
-        if not self._async:
-            return await asyncio.to_thread(self.before, prompt, context)
+        """``before``, awaiting the async memory."""
         cid = conversation_id_of(context)
         messages = validate_messages(prompt, argument="prompt")
+        if not self._awaits:
+            raise InvalidArgumentError(
+                "memory",
+                "is a sync memory: call before/after, or give the advisor an async memory "
+                "(AsyncMessageWindowChatMemory) for abefore/aafter",
+            )
         memory = cast(AsyncChatMemory, self.memory)
         stored = await memory.get(cid)
         advised, last = prompt_advice(stored, messages, self.system_prompt_template)
@@ -193,20 +204,33 @@ class PromptChatMemoryAdvisor(MessageChatMemoryAdvisor):
         return advised
 
 
+@dataclasses.dataclass(frozen=True)
+class _Search:
+    """What one ``before`` call searches for: the checked prompt and context, the query."""
+
+    cid: str
+    prompt: list[Message]
+    user: UserMessage | None
+    top_k: int
+    filter: dict[str, str] | None
+
+
 class VectorStoreChatMemoryAdvisor(MessageChatMemoryAdvisor):
     """Relevant past messages from a vector store as text in the system prompt (Spring AI's
-    ``VectorStoreChatMemoryAdvisor``); every user and assistant message is written to it."""
+    ``VectorStoreChatMemoryAdvisor``); every user and assistant message is written to it.
+    The store is a ``VectorStore`` (``before``/``after``) or an ``AsyncVectorStore``
+    (``abefore``/``aafter``)."""
 
     def __init__(
         self,
-        vector_store: VectorStore,
+        vector_store: VectorStore | AsyncVectorStore,
         *,
         top_k: int = DEFAULT_TOP_K,
         similarity_threshold: float = 0.0,
         system_prompt_template: str = DEFAULT_VECTOR_TEMPLATE,
         filter_by_conversation: bool = True,
     ) -> None:
-        if not isinstance(vector_store, VectorStore):
+        if not isinstance(vector_store, (VectorStore, AsyncVectorStore)):
             raise InvalidArgumentError("vector_store", "must implement VectorStore")
         threshold = similarity_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
@@ -222,46 +246,86 @@ class VectorStoreChatMemoryAdvisor(MessageChatMemoryAdvisor):
         self.similarity_threshold = float(threshold)
         self.system_prompt_template = _template(system_prompt_template, ["long_term_memory"])
         self.filter_by_conversation = filter_by_conversation
+        self._awaits = inspect.iscoroutinefunction(vector_store.similarity_search)
 
-    def before(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
-        """The prompt with the most similar past messages in its system message; writes the
-        last user message to the store."""
+    def _sync_store(self) -> VectorStore:
+        if self._awaits:
+            raise InvalidArgumentError(
+                "vector_store", "is async: use abefore/aafter, or wrap an async function"
+            )
+        return cast(VectorStore, self.vector_store)
+
+    def _async_store(self) -> AsyncVectorStore:
+        if not self._awaits:
+            raise InvalidArgumentError(
+                "vector_store",
+                "is a sync vector store: call before/after, or give the advisor its async "
+                "twin (AsyncInMemoryVectorStore, AsyncRedisVectorStore, AsyncPgVectorStore) "
+                "for abefore/aafter",
+            )
+        return cast(AsyncVectorStore, self.vector_store)
+
+    def _search(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> _Search:
         cid = conversation_id_of(context)
         messages = validate_messages(prompt, argument="prompt")
         top_k = validate_positive_int(context.get(TOP_K, self.top_k), f"context[{TOP_K!r}]")
         user = next((m for m in reversed(messages) if isinstance(m, UserMessage)), None)
-        found = self.vector_store.similarity_search(
-            user.text if user is not None else "",
-            top_k=top_k,
+        wanted = {CONVERSATION_KEY: cid} if self.filter_by_conversation else None
+        return _Search(cid, messages, user, top_k, wanted)
+
+    def _advised(self, q: _Search, found: Sequence[Document]) -> list[Message]:
+        values = {
+            "instructions": _system_text(q.prompt),
+            "long_term_memory": "\n".join(d.text for d in found),
+        }
+        return with_system_text(q.prompt, render(self.system_prompt_template, values))
+
+    def before(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
+        """The prompt with the most similar past messages in its system message; writes the
+        last user message to the store."""
+        q = self._search(prompt, context)
+        store = self._sync_store()
+        found = store.similarity_search(
+            q.user.text if q.user is not None else "",
+            top_k=q.top_k,
             similarity_threshold=self.similarity_threshold,
-            filter={CONVERSATION_KEY: cid} if self.filter_by_conversation else None,
+            filter=q.filter,
         )
-        text = render(
-            self.system_prompt_template,
-            {
-                "instructions": _system_text(messages),
-                "long_term_memory": "\n".join(d.text for d in found),
-            },
-        )
-        advised = with_system_text(messages, text)
-        if user is not None:
-            self.vector_store.add(documents(cid, [user]))
+        advised = self._advised(q, found)
+        if q.user is not None:
+            store.add(documents(q.cid, [q.user]))
         return advised
 
     def after(self, reply: Reply, context: Mapping[str, Any]) -> None:
         """Write the model's assistant outputs to the store."""
         cid = conversation_id_of(context)
         outputs = [m for m in outputs_of(reply) if isinstance(m, AssistantMessage)]
+        store = self._sync_store()
         if outputs:
-            self.vector_store.add(documents(cid, outputs))
+            store.add(documents(cid, outputs))
 
     async def abefore(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
-        """``before`` in a worker thread (vector stores have no async twin yet)."""
-        return await asyncio.to_thread(self.before, prompt, context)
+        """``before``, awaiting the async vector store."""
+        q = self._search(prompt, context)
+        store = self._async_store()
+        found = await store.similarity_search(
+            q.user.text if q.user is not None else "",
+            top_k=q.top_k,
+            similarity_threshold=self.similarity_threshold,
+            filter=q.filter,
+        )
+        advised = self._advised(q, found)
+        if q.user is not None:
+            await store.add(documents(q.cid, [q.user]))
+        return advised
 
     async def aafter(self, reply: Reply, context: Mapping[str, Any]) -> None:
-        """``after`` in a worker thread (vector stores have no async twin yet)."""
-        await asyncio.to_thread(self.after, reply, context)
+        """``after``, awaiting the async vector store."""
+        cid = conversation_id_of(context)
+        outputs = [m for m in outputs_of(reply) if isinstance(m, AssistantMessage)]
+        store = self._async_store()
+        if outputs:
+            await store.add(documents(cid, outputs))
 
 
 def documents(conversation_id: str, messages: Sequence[Message]) -> list[Document]:

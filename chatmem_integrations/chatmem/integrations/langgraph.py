@@ -17,10 +17,10 @@ conversation ``thread_id`` (lossless, ``chatmem.integrations.langchain``), so
 Sync and async: a compiled graph calls the sync methods from ``invoke`` and the async ones
 (``aget_tuple``, ``alist``, ``aput``, ``aput_writes``, ``adelete_thread``...) from
 ``ainvoke``, on the same saver, so it takes ``repository=`` (sync), ``async_repository=`` (an
-``Async*Repository``, awaited on the event loop) or both, two clients of one store. With only
-a sync repository the async methods run it in a worker thread; with only an async one the
-sync methods raise ``InvalidArgumentError``. The operations are written once
-(``_async_langgraph_log.py``, sync twin generated) over pure record functions
+``Async*Repository``, awaited) or both, two clients of one store. A method whose repository
+was not given raises ``InvalidArgumentError`` naming the argument to pass (LangGraph's own
+base class has no async fallback either). The operations are written once
+(``_async/langgraph_log.py``, sync twin generated) over pure record functions
 (``_langgraph_records.py``); the methods here only pick the twin.
 """
 
@@ -87,14 +87,12 @@ class ChatmemSaver(TwinRepositories, BaseCheckpointSaver[str]):
         self.messages_channel = messages_channel
 
     def _log(self) -> CheckpointLog:
-        if self._twins.sync is None:
-            raise self._twins.no_sync()
-        return CheckpointLog(self._twins.sync, self.key_prefix, self.messages_channel, self.serde)
+        repository = self._twins.sync_repository()
+        return CheckpointLog(repository, self.key_prefix, self.messages_channel, self.serde)
 
     def _alog(self) -> AsyncCheckpointLog:
-        return AsyncCheckpointLog(
-            self._twins.aio, self.key_prefix, self.messages_channel, self.serde
-        )
+        repository = self._twins.async_repository()
+        return AsyncCheckpointLog(repository, self.key_prefix, self.messages_channel, self.serde)
 
     # -- sync ---------------------------------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

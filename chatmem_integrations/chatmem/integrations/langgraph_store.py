@@ -11,10 +11,10 @@ whose items were all deleted are not listed. The log of a namespace grows with e
 ``compact`` (``acompact``) rewrites it to its live items.
 
 Sync and async: ``batch`` runs on ``repository=``, ``abatch`` (and so ``aget``, ``aput``,
-``asearch``...) awaits ``async_repository=`` on the event loop; give either or both (two
-clients of one store). With only a sync repository ``abatch`` runs it in a worker thread;
-with only an async one ``batch`` raises ``InvalidArgumentError``. The operations are written
-once (``_async_langgraph_store_log.py``, sync twin generated) over pure functions
+``asearch``...) awaits ``async_repository=``; give either or both (two clients of one
+store). A method whose repository was not given raises ``InvalidArgumentError`` naming the
+argument to pass. The operations are written
+once (``_async/langgraph_store_log.py``, sync twin generated) over pure functions
 (``_langgraph_store_records.py``).
 """
 
@@ -58,12 +58,17 @@ class ChatmemStore(TwinRepositories, BaseStore):
         self._twins = twins
         self.key_prefix = key_prefix
         self._log = None if twins.sync is None else StoreLog(twins.sync, key_prefix)
-        self._alog = AsyncStoreLog(twins.aio, key_prefix)
+        self._alog = None if twins.aio is None else AsyncStoreLog(twins.aio, key_prefix)
 
     def _sync(self) -> StoreLog:
         if self._log is None:
             raise self._twins.no_sync()
         return self._log
+
+    def _async(self) -> AsyncStoreLog:
+        if self._alog is None:
+            raise self._twins.no_async()
+        return self._alog
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run reads first, then the puts (the last put of a key in a batch wins)."""
@@ -71,7 +76,7 @@ class ChatmemStore(TwinRepositories, BaseStore):
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch``, awaited."""
-        return await self._alog.batch(ops)
+        return await self._async().batch(ops)
 
     def compact(self, namespaces: Sequence[tuple[str, ...]]) -> None:
         """Rewrite each namespace's log to its live items (one ``save_all`` each)."""
@@ -79,4 +84,4 @@ class ChatmemStore(TwinRepositories, BaseStore):
 
     async def acompact(self, namespaces: Sequence[tuple[str, ...]]) -> None:
         """``compact``, awaited."""
-        await self._alog.compact(namespaces)
+        await self._async().compact(namespaces)

@@ -10,18 +10,18 @@
   every message, active or archived.
 
 Sync and async. ``AsyncDBChatStore`` has only async methods, so ``ChatmemDBChatStore`` takes
-one repository: an ``Async*Repository`` is awaited on the event loop; a sync one runs in a
-worker thread. ``BaseChatStore`` has both, and one object serves both kinds of caller, so
-``ChatmemChatStore`` takes ``repository=`` (its sync methods), ``async_repository=`` (its
-``a*`` methods) or both; with only a sync one the ``a*`` methods run it in a worker thread,
-with only an async one the sync methods raise ``InvalidArgumentError``.
+an async repository (an ``Async*Repository``, awaited; a sync one is an
+``InvalidArgumentError`` naming ``repository``). ``BaseChatStore`` has both, and one object
+serves both kinds of caller, so ``ChatmemChatStore`` takes ``repository=`` (its sync
+methods), ``async_repository=`` (its ``a*`` methods) or both; with only a sync one the
+``a*`` methods are LlamaIndex's own (``BaseChatStore`` runs the sync ones in a worker
+thread), with only an async one the sync methods raise ``InvalidArgumentError``.
 
 Both also open a URL (``from_url``) that ``to_dict``/``from_dict`` rebuild from: the DB store
-opens the async twin (``async_repository_from_url``, on its first call) unless
-``use_async=False``; ``ChatmemChatStore`` opens the sync one. An index names a position in
-the whole log, oldest first; a negative one counts from the end as in a Python list, and one
-out of range either way gives None (LlamaIndex's Redis store returns None for every negative
-index; its SQL store takes a row id instead).
+opens the async twin (``async_repository_from_url``, on its first call), ``ChatmemChatStore``
+the sync one. An index names a position in the whole log, oldest first; a negative one counts
+from the end as in a Python list, and one out of range either way gives None (LlamaIndex's
+Redis store returns None for every negative index; its SQL store takes a row id instead).
 
 Appends are one atomic store operation. Inserting at an index, deleting or archiving
 single messages and ``set_messages`` rewrite the conversation (read, change, ``save_all``):
@@ -41,7 +41,6 @@ from chatmem.core import (
     InvalidArgumentError,
     async_repository_class_for_url,
     async_repository_from_url,
-    repository_class_for_url,
     repository_from_url,
 )
 from chatmem.core.backend import is_async_repository, require
@@ -57,14 +56,13 @@ from llama_index.core.storage.chat_store.base_db import (  # noqa: E402
 )
 
 from ._async.llamaindex_log import AsyncChatLog  # noqa: E402
-from ._in_thread import in_thread  # noqa: E402
 from ._llamaindex_codec import from_llamaindex, to_llamaindex  # noqa: E402
 from ._llamaindex_entries import (  # noqa: E402
     STATUS_KEY,
     check_messages,
     check_status,
 )
-from ._repos import TwinRepositories, Twins, pick  # noqa: E402
+from ._repos import TwinRepositories, Twins, check_async, pick  # noqa: E402
 from ._sync.llamaindex_log import ChatLog  # noqa: E402
 
 __all__ = [
@@ -90,71 +88,62 @@ def _rebuild(cls: Callable[..., T], data: object, options: dict[str, Any]) -> T:
         raise InvalidArgumentError(
             "data", "holds no url: only a store made with from_url(...) can be rebuilt"
         )
-    extra = {"use_async": data["use_async"]} if "use_async" in data else {}
-    return cls(url=data["url"], **extra, **options)
+    return cls(url=data["url"], **options)
 
 
 class ChatmemDBChatStore(AsyncDBChatStore):
-    """The chat store ``llama_index.core.memory.Memory`` takes, on any chatmem repository
-    (async, or sync in a worker thread); a key is a conversation id."""
+    """The chat store ``llama_index.core.memory.Memory`` takes, on any async chatmem
+    repository; a key is a conversation id."""
 
     url: str | None = None
-    use_async: bool = True
     _log: AsyncChatLog | None = PrivateAttr(default=None)
     _options: dict[str, Any] = PrivateAttr(default_factory=dict)
     _opening: asyncio.Lock | None = PrivateAttr(default=None)
-    _given: ChatMemoryRepository | AsyncChatMemoryRepository | None = PrivateAttr(default=None)
+    _given: AsyncChatMemoryRepository | None = PrivateAttr(default=None)
     _close: Callable[[], Awaitable[None]] | None = PrivateAttr(default=None)
 
     def __init__(
         self,
-        repository: ChatMemoryRepository | AsyncChatMemoryRepository | None = None,
+        repository: AsyncChatMemoryRepository | None = None,
         *,
         url: str | None = None,
-        use_async: bool = True,
         **options: Any,
     ) -> None:
         _exactly_one(repository, url, options)
-        if not isinstance(use_async, bool):
-            raise InvalidArgumentError("use_async", "must be a bool")
         log: AsyncChatLog | None = None
         if repository is not None:
-            if isinstance(repository, AsyncChatMemoryRepository) and is_async_repository(
-                repository
-            ):
-                log = AsyncChatLog(repository)
-            elif isinstance(repository, ChatMemoryRepository):
-                log = AsyncChatLog(in_thread(repository))
-            else:
+            if isinstance(repository, ChatMemoryRepository) and not is_async_repository(repository):
                 raise InvalidArgumentError(
-                    "repository", "must implement ChatMemoryRepository or its async twin"
+                    "repository",
+                    "is a sync repository, and every method of an AsyncDBChatStore is async: "
+                    "pass an Async*Repository (await async_repository_from_url(url)), or "
+                    "ChatmemDBChatStore.from_url(url)",
                 )
-        elif use_async:
-            async_repository_class_for_url(str(url))  # a bad scheme or driver fails here
+            check_async(repository, "repository")
+            log = AsyncChatLog(repository)
         else:
-            repository_class_for_url(str(url))
-        super().__init__(url=url, use_async=use_async)  # type: ignore[call-arg]  # pydantic fields
+            async_repository_class_for_url(str(url))  # a bad scheme or driver fails here
+        super().__init__(url=url)  # type: ignore[call-arg]  # a pydantic field
         self._log, self._options, self._given = log, options, repository
 
     @classmethod
-    def from_url(cls, url: str, *, use_async: bool = True, **options: Any) -> ChatmemDBChatStore:
+    def from_url(cls, url: str, **options: Any) -> ChatmemDBChatStore:
         """The store over ``await async_repository_from_url(url, **options)``, opened on the
-        first call (``use_async=False``: ``repository_from_url`` in worker threads);
-        ``to_dict`` keeps the URL."""
-        return cls(url=url, use_async=use_async, **options)
+        first call; ``to_dict`` keeps the URL."""
+        return cls(url=url, **options)
 
     @classmethod
     def class_name(cls) -> str:
         return "ChatmemDBChatStore"
 
     @property
-    def repository(self) -> ChatMemoryRepository | AsyncChatMemoryRepository | None:
+    def repository(self) -> AsyncChatMemoryRepository | None:
         """The repository this store was given (None for a URL store)."""
         return self._given
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"class_name", "url", "use_async"}``: enough for ``from_dict`` to reopen it."""
-        return {"class_name": self.class_name(), "url": self.url, "use_async": self.use_async}
+        """``{"class_name", "url"}``: enough for ``from_dict`` to reopen it."""
+        return {"class_name": self.class_name(), "url": self.url}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **options: Any) -> ChatmemDBChatStore:
@@ -167,24 +156,10 @@ class ChatmemDBChatStore(AsyncDBChatStore):
                 self._opening = asyncio.Lock()
             async with self._opening:
                 if self._log is None:
-                    self._log = AsyncChatLog(await self._open())
+                    repo = await async_repository_from_url(str(self.url), **self._options)
+                    self._close = getattr(repo, "close", None)  # a store owning a client has one
+                    self._log = AsyncChatLog(repo)
         return self._log
-
-    async def _open(self) -> AsyncChatMemoryRepository:
-        url, options = str(self.url), self._options
-        if self.use_async:
-            repo = await async_repository_from_url(url, **options)
-            self._close = getattr(repo, "close", None)  # a store that owns a client has one
-            return repo
-        sync = await asyncio.to_thread(repository_from_url, url, **options)
-        sync_close = getattr(sync, "close", None)
-
-        async def close() -> None:
-            if sync_close is not None:
-                await asyncio.to_thread(sync_close)
-
-        self._close = close
-        return in_thread(sync)
 
     async def aclose(self) -> None:
         """Close the repository a URL store opened (a given repository is the caller's); the
@@ -270,7 +245,7 @@ class ChatmemChatStore(TwinRepositories, BaseChatStore):
     url: str | None = None
     _twins: Twins = PrivateAttr()
     _log: ChatLog | None = PrivateAttr(default=None)
-    _alog: AsyncChatLog = PrivateAttr()
+    _alog: AsyncChatLog | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -287,7 +262,7 @@ class ChatmemChatStore(TwinRepositories, BaseChatStore):
         super().__init__(url=url)  # type: ignore[call-arg]  # a pydantic field
         self._twins = twins
         self._log = None if twins.sync is None else ChatLog(twins.sync)
-        self._alog = AsyncChatLog(twins.aio)
+        self._alog = None if twins.aio is None else AsyncChatLog(twins.aio)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> ChatmemChatStore:
@@ -343,20 +318,30 @@ class ChatmemChatStore(TwinRepositories, BaseChatStore):
         """Every conversation id in the repository."""
         return self._sync().keys()
 
-    # -- async: the same operations awaited on the async repository ----------------------
+    # -- async: the same operations awaited on the async repository; without one, each is
+    # -- LlamaIndex's own BaseChatStore method (the sync one in a worker thread) ----------
     async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """``set_messages``, awaited."""
+        if self._alog is None:
+            return await super().aset_messages(key, messages)
         entries = [(x, MessageStatus.ACTIVE) for x in check_messages(messages)]
         await self._alog.write(key, entries)
 
     async def aget_messages(self, key: str) -> list[ChatMessage]:
         """``get_messages``, awaited."""
+        if self._alog is None:
+            return await super().aget_messages(key)
         return [x for x, _ in await self._alog.read(key)]
 
     async def async_add_message(
         self, key: str, message: ChatMessage, idx: int | None = None
     ) -> None:
-        """``add_message``, awaited."""
+        """``add_message``, awaited (an ``idx`` needs ``async_repository``: LlamaIndex's own
+        method takes none)."""
+        if self._alog is None:
+            if idx is not None:
+                raise self._twins.no_async()
+            return await super().async_add_message(key, message)
         x = check_messages([message])[0]
         if idx is None:
             await self._alog.append(key, [x], MessageStatus.ACTIVE)
@@ -365,16 +350,24 @@ class ChatmemChatStore(TwinRepositories, BaseChatStore):
 
     async def adelete_messages(self, key: str) -> list[ChatMessage] | None:
         """``delete_messages``, awaited."""
+        if self._alog is None:
+            return await super().adelete_messages(key)
         return await self._alog.pop_all(key)
 
     async def adelete_message(self, key: str, idx: int) -> ChatMessage | None:
         """``delete_message``, awaited."""
+        if self._alog is None:
+            return await super().adelete_message(key, idx)
         return await self._alog.delete_at(key, idx)
 
     async def adelete_last_message(self, key: str) -> ChatMessage | None:
         """``delete_last_message``, awaited."""
+        if self._alog is None:
+            return await super().adelete_last_message(key)
         return await self._alog.delete_at(key, -1)
 
     async def aget_keys(self) -> list[str]:
         """``get_keys``, awaited."""
+        if self._alog is None:
+            return await super().aget_keys()
         return await self._alog.keys()

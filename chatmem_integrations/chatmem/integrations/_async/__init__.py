@@ -1,2 +1,3 @@
-"""The I/O modules of ``chatmem.integrations``, in both twins: ``_async/`` is the source and
-``_sync/`` is generated from it by scripts/unasync.py."""
+"""The I/O modules of ``chatmem.integrations``, written once: the modules here are the
+source, ``_sync/`` holds the twins scripts/unasync.py generates from them (never edit those).
+Each twin calls only its own kind of repository or client (see the package docstring)."""
