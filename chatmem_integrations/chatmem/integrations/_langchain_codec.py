@@ -36,8 +36,6 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    media_from_dict,
-    media_to_dict,
 )
 from chatmem.core import SystemMessage as ChatmemSystemMessage
 from chatmem.core.backend import require
@@ -65,8 +63,15 @@ from ._lossless import (  # noqa: E402
     decode_messages,
     encode_messages,
     instances_of,
+    keep_foreign,
+    no_more,
+    plain,
     require_str,
+    tool_group_envelope,
+    tool_group_of,
+    tool_partials,
     whole_envelope,
+    with_envelope,
 )
 from ._media import b64, decode_media, encode_media, guess_mime, kind_of, unb64  # noqa: E402
 
@@ -232,9 +237,7 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
         if guessed:
             partial[_GUESSED] = guessed
         if partial:
-            if KEY in metadata:
-                raise ValueError("metadata already holds the langchain key")
-            metadata[KEY] = json.loads(json.dumps(partial))
+            keep_foreign(metadata, KEY, partial)
         common: dict[str, Any] = {"metadata": metadata, "media": media}
         if isinstance(head, AIMessage):
             call_env = env.pop("tool_calls", None) or [{}] * len(head.tool_calls)
@@ -247,15 +250,10 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
                 text = env.pop("text")
             elif text == "" and calls:
                 text = None
-            self._no_more(env)
+            no_more(env)
             return AssistantMessage(text, tool_calls=calls, **common)
-        self._no_more(env)
+        no_more(env)
         return kind(require_str(text, "content"), **common)  # type: ignore[no-any-return]
-
-    @staticmethod
-    def _no_more(env: Mapping[str, Any]) -> None:
-        if env:
-            raise ValueError(f"unknown envelope keys {sorted(env)}")
 
     @staticmethod
     def _decode_call(c: LangChainToolCall, env: Mapping[str, Any]) -> ToolCall:
@@ -273,10 +271,8 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
 
     def _decode_tools(self, xs: list[BaseMessage]) -> ToolResponseMessage:
         env = dict(self.envelope(xs[0]) or {})
-        marker = env.pop("responses", None)
         metadata = dict(env.pop("metadata", {}))
-        media = tuple(media_from_dict(d) for d in env.pop("media", None) or ())
-        self._no_more(env)
+        marker, media = tool_group_of(env)
         responses: list[ToolResponse] = []
         partials: list[dict[str, Any]] = []
         for i, x in enumerate(xs if marker != 0 else ()):
@@ -296,9 +292,7 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
                 )
             )
         if any(partials):
-            if KEY in metadata:
-                raise ValueError("metadata already holds the langchain key")
-            metadata[KEY] = {"tool_messages": json.loads(json.dumps(partials))}
+            keep_foreign(metadata, KEY, {"tool_messages": partials})
         return ToolResponseMessage(tuple(responses), metadata=metadata, media=media)
 
     def encode(self, m: Message, marker: int | None, names: ToolNames) -> list[BaseMessage]:
@@ -344,12 +338,12 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
     @staticmethod
     def _kwargs(partial: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, Any]:
         """Constructor arguments: the LangChain-only fields plus the chatmem envelope."""
-        kwargs: dict[str, Any] = json.loads(json.dumps(partial))
+        kwargs: dict[str, Any] = plain(partial)
         if env:
-            extra = kwargs.setdefault("additional_kwargs", {})
-            if not isinstance(extra, dict) or ENVELOPE in extra:
-                raise ValueError("additional_kwargs already holds the chatmem key")
-            extra[ENVELOPE] = json.loads(json.dumps(env))
+            extra = kwargs.get("additional_kwargs", {})
+            if not isinstance(extra, dict):
+                raise ValueError("additional_kwargs is not a dict")
+            kwargs["additional_kwargs"] = with_envelope(extra, env)
         return kwargs
 
     def _encode_tools(
@@ -359,28 +353,17 @@ class _LangChainCodec(FormatCodec[BaseMessage]):
         partial: dict[str, Any],
         env: dict[str, Any],
     ) -> list[BaseMessage]:
-        partials = partial.pop("tool_messages", None) or [{}] * len(m.responses)
-        if partial or len(partials) != len(m.responses):
-            raise ValueError("metadata['langchain'] does not match the responses")
         out: list[BaseMessage] = []
-        for r, own in zip(m.responses, partials, strict=True):
-            kwargs = json.loads(json.dumps(own))
+        for r, own in zip(m.responses, tool_partials(partial, m, KEY), strict=True):
+            kwargs = plain(own)
             kwargs.setdefault("name", r.name or None)
             out.append(ToolMessage(content=r.response_data, tool_call_id=r.id, **kwargs))
         if not out:
             out.append(ToolMessage(content="", tool_call_id=""))
-        if marker is not None:
-            env["responses"] = marker
-        if m.media:
-            env["media"] = [media_to_dict(x) for x in m.media]
-        if env:
-            head = out[0]
-            if ENVELOPE in head.additional_kwargs:
-                raise ValueError("additional_kwargs already holds the chatmem key")
-            head.additional_kwargs = {
-                **head.additional_kwargs,
-                ENVELOPE: json.loads(json.dumps(env)),
-            }
+        head = out[0]
+        head.additional_kwargs = with_envelope(
+            head.additional_kwargs, tool_group_envelope(env, marker, m)
+        )
         return out
 
 

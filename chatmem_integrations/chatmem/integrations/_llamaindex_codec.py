@@ -36,8 +36,6 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    media_from_dict,
-    media_to_dict,
 )
 from chatmem.core.backend import require
 
@@ -62,9 +60,16 @@ from ._lossless import (  # noqa: E402
     decode_messages,
     encode_messages,
     instances_of,
+    keep_foreign,
+    no_more,
+    plain,
     require_str,
     split,
+    tool_group_envelope,
+    tool_group_of,
+    tool_partials,
     whole_envelope,
+    with_envelope,
 )
 from ._media import decode_media, encode_media, kind_of, unb64  # noqa: E402
 
@@ -221,9 +226,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
         elif role not in (MessageRole.SYSTEM, MessageRole.USER, MessageRole.ASSISTANT):
             raise ValueError(f"no chatmem kind for role {role.value!r}")
         if partial:
-            if KEY in metadata:
-                raise ValueError("metadata already holds the llamaindex key")
-            metadata[KEY] = json.loads(json.dumps(partial))
+            keep_foreign(metadata, KEY, partial)
         blocks = list(head.blocks)
         text: str | None = None
         if blocks and isinstance(blocks[0], TextBlock):
@@ -241,17 +244,12 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
             tool_calls = tuple(
                 self._decode_call(c, e) for c, e in zip(calls, call_env, strict=True)
             )
-            self._no_more(env)
+            no_more(env)
             return AssistantMessage(text, tool_calls=tool_calls, **common)
-        self._no_more(env)
+        no_more(env)
         if role == MessageRole.USER:
             return UserMessage(require_str(text, "text"), **common)
         return SystemMessage(require_str(text, "text"), **common)
-
-    @staticmethod
-    def _no_more(env: Mapping[str, Any]) -> None:
-        if env:
-            raise ValueError(f"unknown envelope keys {sorted(env)}")
 
     @staticmethod
     def _decode_call(c: ToolCallBlock, env: Mapping[str, Any]) -> ToolCall:
@@ -267,9 +265,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
     def _decode_tools(
         self, xs: list[ChatMessage], env: dict[str, Any], metadata: dict[str, Any]
     ) -> ToolResponseMessage:
-        marker = env.pop("responses", None)
-        media = tuple(media_from_dict(d) for d in env.pop("media", None) or ())
-        self._no_more(env)
+        marker, media = tool_group_of(env)
         responses: list[ToolResponse] = []
         partials: list[dict[str, Any]] = []
         for i, x in enumerate(xs if marker != 0 else ()):
@@ -285,9 +281,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
             partials.append(kwargs)
             responses.append(ToolResponse(id=rid, name=name, response_data=x.blocks[0].text))
         if any(partials):
-            if KEY in metadata:
-                raise ValueError("metadata already holds the llamaindex key")
-            metadata[KEY] = {"tool_messages": json.loads(json.dumps(partials))}
+            keep_foreign(metadata, KEY, {"tool_messages": partials})
         return ToolResponseMessage(tuple(responses), metadata=metadata, media=media)
 
     def encode(self, m: Message, marker: int | None, names: ToolNames) -> list[ChatMessage]:
@@ -298,7 +292,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
             env["metadata"] = metadata
         if isinstance(m, ToolResponseMessage):
             return self._encode_tools(m, marker, partial, env)
-        kwargs: dict[str, Any] = json.loads(json.dumps(partial.pop("additional_kwargs", {})))
+        kwargs: dict[str, Any] = plain(partial.pop("additional_kwargs", {}))
         role = partial.pop("role", _ROLES[type(m)].value)
         if partial:
             raise ValueError("unknown llamaindex fields")
@@ -321,10 +315,7 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
                 call_env.append({"type": c.type} if c.type != "function" else {})
             if any(call_env):
                 env["tool_calls"] = call_env
-        if env:
-            if ENVELOPE in kwargs:
-                raise ValueError("additional_kwargs already holds the chatmem key")
-            kwargs[ENVELOPE] = json.loads(json.dumps(env))
+        kwargs = with_envelope(kwargs, env)
         return [ChatMessage(role=MessageRole(role), blocks=blocks, additional_kwargs=kwargs)]
 
     def _encode_tools(
@@ -334,12 +325,9 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
         partial: dict[str, Any],
         env: dict[str, Any],
     ) -> list[ChatMessage]:
-        partials = partial.pop("tool_messages", None) or [{}] * len(m.responses)
-        if partial or len(partials) != len(m.responses):
-            raise ValueError("metadata['llamaindex'] does not match the responses")
         out: list[ChatMessage] = []
-        for r, own in zip(m.responses, partials, strict=True):
-            kwargs: dict[str, Any] = {**json.loads(json.dumps(own)), "tool_call_id": r.id}
+        for r, own in zip(m.responses, tool_partials(partial, m, KEY), strict=True):
+            kwargs: dict[str, Any] = {**plain(own), "tool_call_id": r.id}
             if r.name:
                 kwargs["name"] = r.name
             out.append(
@@ -357,15 +345,10 @@ class _LlamaIndexCodec(FormatCodec[ChatMessage]):
                     additional_kwargs={"tool_call_id": ""},
                 )
             )
-        if marker is not None:
-            env["responses"] = marker
-        if m.media:
-            env["media"] = [media_to_dict(x) for x in m.media]
-        if env:
-            head = out[0]
-            if ENVELOPE in head.additional_kwargs:
-                raise ValueError("additional_kwargs already holds the chatmem key")
-            head.additional_kwargs[ENVELOPE] = json.loads(json.dumps(env))
+        head = out[0]
+        head.additional_kwargs = with_envelope(
+            head.additional_kwargs, tool_group_envelope(env, marker, m)
+        )
         return out
 
 

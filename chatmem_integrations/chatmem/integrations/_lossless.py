@@ -27,6 +27,7 @@ how many follow (``"chatmem": {"responses": k}``).
 from __future__ import annotations
 
 import dataclasses
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
@@ -34,9 +35,12 @@ from typing import Any, Generic, TypeVar
 from chatmem.core import (
     AssistantMessage,
     InvalidArgumentError,
+    Media,
     Message,
     ToolResponseMessage,
     UserMessage,
+    media_from_dict,
+    media_to_dict,
     message_from_dict,
     message_to_dict,
 )
@@ -278,3 +282,63 @@ def check_json(argument: str, value: Any) -> Any:
         return UserMessage("", metadata={"v": value}).metadata["v"]
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(argument, str(exc).split(": ", 1)[-1]) from exc
+
+
+# -- pieces every framework codec's natural mapping uses ---------------------------------------
+def plain(value: Any) -> Any:
+    """``value`` as plain, mutable JSON data (a deep copy: frozen mappings become dicts)."""
+    return json.loads(json.dumps(value))
+
+
+def no_more(env: Mapping[str, Any]) -> None:
+    """The ValueError a natural mapping gives up with when an envelope holds keys it did not
+    read (the raw envelope then carries the message)."""
+    if env:
+        raise ValueError(f"unknown envelope keys {sorted(env)}")
+
+
+def keep_foreign(metadata: dict[str, Any], key: str, value: Any) -> None:
+    """Keep what only the format says as ``metadata[key]`` (a ValueError when the message's
+    own metadata already uses that key)."""
+    if key in metadata:
+        raise ValueError(f"metadata already holds the {key} key")
+    metadata[key] = plain(value)
+
+
+def with_envelope(kwargs: Mapping[str, Any], env: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` (a format's free-form extras dict) with the chatmem envelope ``env`` added,
+    when there is one (a ValueError when ``kwargs`` already holds the reserved key)."""
+    if not env:
+        return dict(kwargs)
+    if ENVELOPE in kwargs:
+        raise ValueError("the extras already hold the chatmem key")
+    return {**kwargs, ENVELOPE: plain(env)}
+
+
+def tool_group_of(env: dict[str, Any]) -> tuple[int | None, tuple[Media, ...]]:
+    """What a tool group's head envelope says of the group (where it ends, the message's
+    media), popped from ``env``, which must then be empty."""
+    marker = env.pop("responses", None)
+    media = tuple(media_from_dict(d) for d in env.pop("media", None) or ())
+    no_more(env)
+    return marker, media
+
+
+def tool_group_envelope(
+    env: dict[str, Any], marker: int | None, m: ToolResponseMessage
+) -> dict[str, Any]:
+    """``env`` plus where ``m``'s tool group ends and its media (inverse of ``tool_group_of``)."""
+    if marker is not None:
+        env["responses"] = marker
+    if m.media:
+        env["media"] = [media_to_dict(x) for x in m.media]
+    return env
+
+
+def tool_partials(partial: dict[str, Any], m: ToolResponseMessage, key: str) -> list[Any]:
+    """The format-only fields of each tool message of ``m`` (``metadata[key]
+    ["tool_messages"]``, one empty dict each when none), checked against its responses."""
+    partials = partial.pop("tool_messages", None) or [{}] * len(m.responses)
+    if partial or len(partials) != len(m.responses):
+        raise ValueError(f"metadata[{key!r}] does not match the responses")
+    return list(partials)

@@ -53,6 +53,7 @@ from ._lossless import (
     decode_messages,
     encode_messages,
     envelope_dict,
+    no_more,
     require_str,
     whole_envelope,
 )
@@ -243,8 +244,7 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
         media = list(decode_media(parts, env.pop("media", None), _from_part))
         for index, item in attachments or ():
             media.insert(index, media_from_dict(item))
-        if env:
-            raise ValueError(f"unknown envelope keys {sorted(env)}")
+        no_more(env)
         common: dict[str, Any] = {"metadata": metadata, "media": tuple(media)}
         if role in ("system", "developer"):
             return SystemMessage(require_str(text, "content"), **common)
@@ -275,8 +275,7 @@ class _OpenAICodec(FormatCodec[OpenAIMessage]):
     ) -> ToolResponseMessage:
         marker = env.pop("responses", None)
         env.pop("name", None)
-        if env:
-            raise ValueError(f"unknown envelope keys {sorted(env)}")
+        no_more(env)
         responses: list[ToolResponse] = []
         for x in xs if marker != 0 else ():
             _exact(
