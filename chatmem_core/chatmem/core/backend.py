@@ -32,6 +32,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
+from ._advisor import Reply, conversation_id_of, outputs_of
 from ._async.lifecycle import AsyncOwnedClientMixin, async_owning
 from ._async.repository import AsyncBaseChatMemoryRepository, async_retry
 from ._async.schema_check import AsyncSchemaCheck
@@ -42,6 +43,7 @@ from ._contract import (
     SYNC_TWIN,
     Capability,
     ConversationIdPage,
+    is_async_repository,
     stamp,
     window_source,
 )
@@ -145,6 +147,7 @@ __all__ = [
     "InvalidIdentifierError",
     "MissingDependencyError",
     "OwnedClientMixin",
+    "Reply",
     "SchemaCheck",
     "SchemaError",
     "SchemaMode",
@@ -153,6 +156,7 @@ __all__ = [
     "async_owning",
     "async_retry",
     "collection_name",
+    "conversation_id_of",
     "cql_identifier",
     "cypher_label",
     "decode_json",
@@ -161,7 +165,9 @@ __all__ = [
     "error_translator",
     "from_micros",
     "index_name",
+    "is_async_repository",
     "missing_schema_message",
+    "outputs_of",
     "owning",
     "plan_window_edit",
     "redis_key_prefix",
