@@ -317,14 +317,17 @@ def longterm_browser(session: nox.Session) -> None:
 
 @nox.session(python=MAIN_PYTHON)
 def docs(session: nox.Session) -> None:
-    """The documentation site (mkdocs build --strict: any warning fails) and every python
-    example in README.md and docs/ run as a script against SQLite / in-memory stores."""
+    """The documentation site with its API reference (mkdocs build --strict: any warning
+    fails), every python example in README.md and docs/ run as a script against SQLite /
+    in-memory stores, and README kept a front door whose paragraphs are not copied there."""
     _install(session, f"sqlite,{FRAMEWORKS}")
-    session.install("mkdocs-material>=9.5,<10")
+    session.install("mkdocs-material>=9.5,<10", "mkdocstrings[python]>=1.0,<2")
     session.run(
         "mkdocs", "build", "--strict", "--site-dir", ".work/site", env={"NO_MKDOCS_2_WARNING": "1"}
     )
-    session.run("pytest", "docs/test_examples.py", "-q", "-rs", *session.posargs)
+    session.run(
+        "pytest", "docs/test_examples.py", "docs/test_pages.py", "-q", "-rs", *session.posargs
+    )
 
 
 # Peer contenders and the plot, installed in the bench sessions only (never in an extra).

@@ -2,9 +2,9 @@
 
 ``python -m benchmarks.report [results.json]`` draws ``docs/assets/bench.png`` (turns/s
 against H on log axes, one panel per backend, chatmem vs floor vs peers) and rewrites the
-part of README.md's "Performance" section and of docs/performance.md between the
-``<!-- bench:results -->`` and ``<!-- /bench:results -->`` markers. matplotlib is imported
-only here (the bench session installs it).
+part of docs/performance.md between the ``<!-- bench:results -->`` and
+``<!-- /bench:results -->`` markers: that page is the tables' one copy (README links to it).
+matplotlib is imported only here (the bench session installs it).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 START, END = "<!-- bench:results -->", "<!-- /bench:results -->"
-DOCS = (Path("README.md"), Path("docs/performance.md"))
+DOC = Path("docs/performance.md")
 PLOT = Path("docs/assets/bench.png")
-IMAGE = {"README.md": "docs/assets/bench.png", "docs/performance.md": "assets/bench.png"}
+IMAGE = "assets/bench.png"  # the plot, relative to DOC
 
 
 def _n(value: float) -> str:
@@ -190,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     results = json.loads(Path(args.results).read_text())
     plot(results, Path(args.plot))
     if args.docs:
-        for doc in DOCS:
-            rewrite(doc, section(results, IMAGE[str(doc)]))
+        rewrite(DOC, section(results, IMAGE))
     print(table(results))
     return 0
 
