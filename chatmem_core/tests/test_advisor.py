@@ -21,7 +21,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core._advisor import CONVERSATION_ID, MessageChatMemoryAdvisor, advise, find_run
-from chatmem.core.integrations.openai import from_openai, to_openai
+from chatmem.integrations.openai import from_openai, to_openai
 
 SYS = SystemMessage("Be terse.")
 CTX = {CONVERSATION_ID: "c1"}

@@ -1,4 +1,4 @@
-"""The README's long-term memory example runs as printed and prints what the README says."""
+"""The long-term memory page's worked example runs as printed and prints what the page says."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.backend("memory")
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "long-term-memory.md"
 
 
 def test_readme_long_term_example_runs_and_prints_what_it_says() -> None:
@@ -20,9 +20,9 @@ def test_readme_long_term_example_runs_and_prints_what_it_says() -> None:
         text,
         re.DOTALL,
     )
-    assert found, "README lost its long-term memory example"
+    assert found, "docs/long-term-memory.md lost its example"
     code, expected = found.groups()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+        exec(compile(code, "long-term-memory.md", "exec"), {"__name__": "readme_example"})
     assert out.getvalue() == expected
