@@ -1,5 +1,5 @@
 """``AsyncMessageWindowChatMemory``: a sliding window over a repository (docs/behaviour.md
-section 3). Written once as async code; ``_memory.py`` is its generated sync twin.
+section 3).
 
 With a chatmem repository, ``add`` is one atomic store operation (an append unless the added
 messages carry a system message) and ``get`` reads only the window; concurrent adds on one

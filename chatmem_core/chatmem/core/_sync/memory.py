@@ -1,7 +1,7 @@
 # Generated from chatmem_core/chatmem/core/_async/memory.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``MessageWindowChatMemory``: a sliding window over a repository (docs/behaviour.md
-section 3). Written once as async code; ``_memory.py`` is its generated sync twin.
+section 3).
 
 With a chatmem repository, ``add`` is one atomic store operation (an append unless the added
 messages carry a system message) and ``get`` reads only the window; concurrent adds on one
