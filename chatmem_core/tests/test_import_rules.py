@@ -108,8 +108,8 @@ def _in(target: str, package: str) -> bool:
 
 
 def imported_module(i: Import) -> str | None:
-    """The chatmem module an import reaches (``from chatmem import jdbc`` reaches
-    ``chatmem.jdbc``), or None for anything outside ``chatmem``."""
+    """The chatmem module an import reaches (``from chatmem import mystore`` reaches
+    ``chatmem.mystore``), or None for anything outside ``chatmem``."""
     if i.target == "chatmem":
         return f"chatmem.{i.name}" if i.name else "chatmem"
     return i.target if _in(i.target, "chatmem") else None

@@ -5,7 +5,7 @@ Core holds no table of stores. Each store package registers its URL schemes in t
 party's exactly as ours::
 
     [project.entry-points."chatmem.backends"]
-    postgresql = "chatmem.jdbc:JdbcChatMemoryRepository [postgres]"
+    mystore = "mystore:MyStoreChatMemoryRepository [mystore-driver]"
 
 The name is the scheme before any ``+driver``; the value names the sync class, whose twin is
 ``Async`` + that name in the same module; the extra is what ``pip install`` needs for the

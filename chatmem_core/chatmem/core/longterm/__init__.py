@@ -10,8 +10,8 @@ Layout: ``_model`` (values, errors), ``_rules`` (every lifecycle rule, pure), ``
 ``_dedup``, ``_render`` (pure), ``_codec`` (record <-> flat fields, shared by the document
 stores), ``_repository`` (the contract, the validating base, the in-memory store),
 ``_analyser`` (the worker), ``_advisor`` (injection), ``_stores`` (a store by URL). The
-stores live in their packages (``chatmem.jdbc``'s ``JdbcMemoryRecordRepository``...), found by
-URL scheme through the ``chatmem.memory_stores`` entry-point group.
+stores live in their packages (``JdbcMemoryRecordRepository``, ``RedisMemoryRecordRepository``
+...), found by URL scheme through the ``chatmem.memory_stores`` entry-point group.
 """
 
 from ._advisor import (
