@@ -20,9 +20,9 @@ USER_API = [
     "MissingDependencyError", "Preprocessor", "SchemaError", "SchemaMode", "SystemMessage",
     "TokenWindowChatMemory", "ToolCall", "ToolResponse", "ToolResponseMessage", "UserMessage",
     "__version__", "apply_preprocessors", "async_repository_class_for_url",
-    "async_repository_from_url", "drop_system_messages", "filter_messages",
-    "message_from_dict", "message_to_dict", "repository_class_for_url", "repository_from_url",
-    "window_size",
+    "async_repository_from_url", "drop_system_messages", "filter_messages", "media_from_dict",
+    "media_to_dict", "message_from_dict", "message_to_dict", "repository_class_for_url",
+    "repository_from_url", "window_size",
 ]  # fmt: skip
 
 BACKEND_SPI = [
@@ -32,13 +32,14 @@ BACKEND_SPI = [
     "BackendError", "BackendUnavailableError", "BaseChatMemoryRepository", "Capability",
     "ChatMemoryError", "ConcurrencyError", "ConversationIdPage", "DecodeCache",
     "InvalidArgumentError", "InvalidIdentifierError", "MissingDependencyError",
-    "OwnedClientMixin", "SchemaCheck", "SchemaError", "SchemaMode", "WindowEdit",
+    "OwnedClientMixin", "Reply", "SchemaCheck", "SchemaError", "SchemaMode", "WindowEdit",
     "add_to_window", "apply_window_edit", "async_owning", "async_retry", "collection_name",
-    "cql_identifier", "cypher_label", "decode_json", "dump_json", "encode_json",
-    "error_translator", "from_micros", "index_name", "missing_schema_message", "owning",
-    "plan_window_edit", "redis_key_prefix", "remembered", "require", "retry", "schema_mode",
-    "sql_identifier", "stamp", "to_micros", "token_window_of", "validate_conversation_id",
-    "validate_messages", "validate_positive_int", "validate_ttl", "window_of", "window_source",
+    "conversation_id_of", "cql_identifier", "cypher_label", "decode_json", "dump_json",
+    "encode_json", "error_translator", "from_micros", "index_name", "is_async_repository",
+    "missing_schema_message", "outputs_of", "owning", "plan_window_edit", "redis_key_prefix",
+    "remembered", "require", "retry", "schema_mode", "sql_identifier", "stamp", "to_micros",
+    "token_window_of", "validate_conversation_id", "validate_messages", "validate_positive_int",
+    "validate_ttl", "window_of", "window_source",
 ]  # fmt: skip
 
 SHARED = {

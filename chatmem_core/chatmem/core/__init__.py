@@ -15,7 +15,7 @@ from ._advisor import CONVERSATION_ID, AsyncChatMemory, ChatMemory, MessageChatM
 from ._async.memory import AsyncMessageWindowChatMemory
 from ._async.repository import AsyncChatMemoryRepository, AsyncInMemoryChatMemoryRepository
 from ._async.token_window import AsyncTokenWindowChatMemory
-from ._codec import message_from_dict, message_to_dict
+from ._codec import media_from_dict, media_to_dict, message_from_dict, message_to_dict
 from ._errors import (
     BackendError,
     BackendUnavailableError,
@@ -123,6 +123,8 @@ __all__ = [
     "async_repository_from_url",
     "drop_system_messages",
     "filter_messages",
+    "media_from_dict",
+    "media_to_dict",
     "message_from_dict",
     "message_to_dict",
     "repository_class_for_url",

@@ -1,23 +1,10 @@
-"""The token window's rule, pure: a window measured in tokens instead of messages
-(``TokenWindowChatMemory`` and its async twin apply it, in ``_async/token_window.py``).
+"""The token window's rule as pure functions, applied by ``TokenWindowChatMemory`` and its
+async twin (``_async/token_window.py``, which says how counts are stored and reads bounded).
 
-The rule is the message window's (``_window``) with token counts as the measure: system
-messages are never evicted; when the non-system messages cost more than ``max_tokens``
-minus the system messages' cost, the oldest go, and the cut moves forward to the next user
-message so the kept part starts at a whole turn. Every message costs at least one token.
-
-Each message's count is taken once, at ``add``, by the caller's counter (tiktoken's
-``cl100k_base`` by default) and stored with the message under the reserved metadata key
-``TOKENS_KEY``, which ``get`` strips; a read never re-tokenises the history (a message some
-other writer stored without a count is counted when read). Reads are bounded: the stored
-system messages plus a run of the newest others that grows until it overflows the budget
-or reaches the start of the log (never more than ``max_tokens + 1`` of them).
-
-``keep_history=False`` (the default) stores like ``MessageWindowChatMemory`` with a window
-of ``max_tokens`` messages (appends drop what no token window can show; a new system message
-replaces the stored ones). ``keep_history=True`` keeps the whole transcript: every add is a
-plain append, and a new system message supersedes the earlier ones in the window only (the
-superseded ones stay in the log, where ``chatmem show`` or an export still find them).
+The rule is the message window's (``_window``) measured in tokens: system messages stay; the
+oldest others go until the rest fits what the shown system messages leave of ``max_tokens``,
+and the cut moves on to the next user message so the window starts at a whole turn. A count
+lives with its message under ``TOKENS_KEY``; every message costs at least one token.
 """
 
 from __future__ import annotations

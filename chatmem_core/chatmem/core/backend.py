@@ -25,6 +25,8 @@ our own packages. What a backend gets here:
   ``token_window_of`` (tokens), ``plan_window_edit`` / ``apply_window_edit`` (what
   ``_edit_window`` applies), for a store's own fast paths and for tests checking a store
   against the rule;
+- for adapters built on the advisor: ``Reply``, ``conversation_id_of``, ``outputs_of``, and
+  ``is_async_repository`` (which twin a repository is);
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
   maps driver exception classes onto ``BackendUnavailableError`` / ``BackendError`` (the
   driver's exception stays as ``__cause__``).
@@ -36,6 +38,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
+from ._advisor import Reply, conversation_id_of, outputs_of
 from ._async.lifecycle import AsyncOwnedClientMixin, async_owning
 from ._async.repository import AsyncBaseChatMemoryRepository, async_retry
 from ._async.schema_check import AsyncSchemaCheck
@@ -46,6 +49,7 @@ from ._contract import (
     SYNC_TWIN,
     Capability,
     ConversationIdPage,
+    is_async_repository,
     stamp,
     window_source,
 )
@@ -150,6 +154,7 @@ __all__ = [
     "InvalidIdentifierError",
     "MissingDependencyError",
     "OwnedClientMixin",
+    "Reply",
     "SchemaCheck",
     "SchemaError",
     "SchemaMode",
@@ -159,6 +164,7 @@ __all__ = [
     "async_owning",
     "async_retry",
     "collection_name",
+    "conversation_id_of",
     "cql_identifier",
     "cypher_label",
     "decode_json",
@@ -167,7 +173,9 @@ __all__ = [
     "error_translator",
     "from_micros",
     "index_name",
+    "is_async_repository",
     "missing_schema_message",
+    "outputs_of",
     "owning",
     "plan_window_edit",
     "redis_key_prefix",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from .._contract import ASYNC_TWIN, require_twin, window_source
+from .._contract import window_source
 from .._errors import InvalidArgumentError
 from .._messages import Message, SystemMessage
 from .._token_window import (
@@ -40,13 +40,10 @@ from .._token_window import (
     tokens_of,
     visible_systems,
 )
-from .._validation import validate_conversation_id, validate_messages
+from .._validation import validate_conversation_id, validate_messages, validate_positive_int
 from .._window import add_to_window, resets_system
-from .repository import (
-    AsyncBaseChatMemoryRepository,
-    AsyncChatMemoryRepository,
-    AsyncInMemoryChatMemoryRepository,
-)
+from .memory import memory_repository
+from .repository import AsyncBaseChatMemoryRepository, AsyncChatMemoryRepository
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AsyncTokenWindowChatMemory"]
 
@@ -62,20 +59,10 @@ class AsyncTokenWindowChatMemory:
         count_tokens: TokenCounter | None = None,
         keep_history: bool = False,
     ) -> None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-            raise InvalidArgumentError("max_tokens", "must be an int")
-        if max_tokens <= 0:
-            raise InvalidArgumentError("max_tokens", f"must be positive, got {max_tokens}")
+        validate_positive_int(max_tokens, "max_tokens")
         if count_tokens is not None and not callable(count_tokens):
             raise InvalidArgumentError("count_tokens", "must be a callable str -> int")
-        if not isinstance(keep_history, bool):
-            raise InvalidArgumentError("keep_history", "must be a bool")
-        if repository is None:
-            repository = AsyncInMemoryChatMemoryRepository()
-        elif not isinstance(repository, AsyncChatMemoryRepository):
-            raise InvalidArgumentError("repository", "must implement AsyncChatMemoryRepository")
-        require_twin(repository, want_async=ASYNC_TWIN, user=type(self).__name__)
-        self.repository = repository
+        self.repository = memory_repository(repository, keep_history, user=type(self).__name__)
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens if count_tokens is not None else tiktoken_counter()
         self.keep_history = keep_history
