@@ -29,7 +29,8 @@ from ._sync.repository import BaseChatMemoryRepository, InMemoryChatMemoryReposi
 BACKENDS_GROUP = "chatmem.backends"
 MEMORY_STORES_GROUP = "chatmem.memory_stores"
 MEMORY_SCHEME = "memory"
-"""Core's own in-process store; a registration under this name is ignored."""
+"""Core's own in-process chat store; a registration under this name in ``chatmem.backends``
+is ignored."""
 
 
 def scheme_of(url: str) -> str:
@@ -46,7 +47,7 @@ def registered(group: str) -> dict[str, tuple[EntryPoint, ...]]:
     found: dict[str, dict[str, EntryPoint]] = {}
     for ep in entry_points(group=group):
         scheme = ep.name.lower()
-        if scheme != MEMORY_SCHEME:
+        if not (group == BACKENDS_GROUP and scheme == MEMORY_SCHEME):
             found.setdefault(scheme, {}).setdefault(ep.value, ep)
     return {scheme: tuple(eps.values()) for scheme, eps in found.items()}
 
@@ -57,7 +58,8 @@ def entry_for(group: str, url: str) -> EntryPoint:
     known = registered(group)
     eps = known.get(scheme, ())
     if not eps:
-        names = ", ".join(sorted([*known, MEMORY_SCHEME]))
+        builtin = [MEMORY_SCHEME] if group == BACKENDS_GROUP else []
+        names = ", ".join(sorted([*known, *builtin]))
         raise InvalidArgumentError("url", f"unknown scheme {scheme!r}; known schemes: {names}")
     if len(eps) > 1:
         values = " and ".join(repr(ep.value) for ep in eps)
