@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,8 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
+    AsyncInMemoryChatMemoryRepository,
+    AsyncMessageWindowChatMemory,
     InMemoryChatMemoryRepository,
     InvalidArgumentError,
     Message,
@@ -145,17 +148,21 @@ def test_wrap_sync_function_forwards_arguments_and_stores_both_sides(
     assert len(memory.get("c1")) == 4
 
 
-def test_wrap_async_function(
-    advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
-) -> None:
+def test_wrap_async_function_awaits_an_async_memory() -> None:
+    memory = AsyncMessageWindowChatMemory(AsyncInMemoryChatMemoryRepository(), max_messages=50)
+    advisor = MessageChatMemoryAdvisor(memory)
+
     @advisor.wrap
     async def chat(messages: list[Message]) -> str:
         await asyncio.sleep(0)
         return f"echo {len(messages)}"
 
-    assert asyncio.run(chat([UserMessage("x")], context=CTX)) == "echo 1"
-    assert asyncio.run(chat([UserMessage("y")], context=CTX)) == "echo 3"
-    assert memory.get("c1") == [
+    async def main() -> list[Message]:
+        assert await chat([UserMessage("x")], context=CTX) == "echo 1"
+        assert await chat([UserMessage("y")], context=CTX) == "echo 3"
+        return await memory.get("c1")
+
+    assert asyncio.run(main()) == [
         UserMessage("x"),
         AssistantMessage("echo 1"),
         UserMessage("y"),
@@ -163,18 +170,38 @@ def test_wrap_async_function(
     ]
 
 
-def test_wrap_function_returning_an_awaitable(
+def test_wrap_async_function_refuses_a_sync_memory(
     advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
 ) -> None:
+    @advisor.wrap
+    async def chat(messages: list[Message]) -> str:
+        raise AssertionError("the model must not run")
+
+    with pytest.raises(InvalidArgumentError) as info:
+        asyncio.run(chat([UserMessage("x")], context=CTX))
+    assert info.value.argument == "memory" and "AsyncMessageWindowChatMemory" in str(info.value)
+    assert memory.get("c1") == []  # refused before any I/O
+
+
+def test_wrap_plain_function_returning_an_awaitable_is_refused(
+    advisor: MessageChatMemoryAdvisor, memory: MessageWindowChatMemory
+) -> None:
+    """A plain function is advised with sync calls; its reply cannot be awaited there (that
+    would need a worker thread or a hidden loop), so an awaitable reply is an error naming
+    ``fn``. The coroutine is closed unrun and the user message stays, as for a failed call."""
+    ran: list[int] = []
+
     async def model(messages: Sequence[Message]) -> list[Message]:
-        return [AssistantMessage("a"), AssistantMessage("b")]
+        ran.append(1)
+        return [AssistantMessage("a")]
 
     wrapped = advisor.wrap(lambda messages: model(messages))
-    assert asyncio.run(wrapped([UserMessage("x")], context=CTX)) == [
-        AssistantMessage("a"),
-        AssistantMessage("b"),
-    ]
-    assert memory.get("c1") == [UserMessage("x"), AssistantMessage("a"), AssistantMessage("b")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine was never awaited"
+        with pytest.raises(InvalidArgumentError) as info:
+            wrapped([UserMessage("x")], context=CTX)
+    assert info.value.argument == "fn" and "async def" in str(info.value)
+    assert ran == [] and memory.get("c1") == [UserMessage("x")]
 
 
 def test_wrapped_call_requires_context(advisor: MessageChatMemoryAdvisor) -> None:

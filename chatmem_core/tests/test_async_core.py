@@ -144,15 +144,25 @@ def test_async_chat_turn_stores_only_after_success() -> None:
     asyncio.run(main())
 
 
-def test_async_with_on_a_sync_repository_still_works() -> None:
+def test_async_with_on_a_sync_repository_is_refused_before_any_io() -> None:
+    """One async strategy: ``async with`` awaits an async repository; a sync one is never
+    run in a worker thread (it is an error naming ``repository`` and what to pass)."""
     repo = InMemoryChatMemoryRepository()
+    repo.save_all("c", [UserMessage("before")])
+    calls: list[str] = []
+    repo._find = lambda cid: calls.append("read") or []  # type: ignore[method-assign]
 
     async def main() -> None:
         async with ChatTurn(repo, "c") as turn:
             turn.append(UserMessage("q"))
 
-    asyncio.run(main())
-    assert texts(repo.find_by_conversation_id("c")) == ["q"]
+    with pytest.raises(InvalidArgumentError) as info:
+        asyncio.run(main())
+    assert info.value.argument == "repository"
+    assert "with ChatTurn" in str(info.value) and "Async*ChatMemoryRepository" in str(info.value)
+    assert calls == []
+    del repo._find
+    assert texts(repo.find_by_conversation_id("c")) == ["before"]
 
 
 def test_chat_turns_and_the_advisor_never_block_the_loop() -> None:
@@ -194,20 +204,29 @@ def advisor_key() -> str:
     return CONVERSATION_ID
 
 
-def test_async_advisor_refuses_the_sync_path_and_runs_sync_memory_off_loop() -> None:
+def test_the_advisor_refuses_a_memory_of_the_other_kind_before_any_io() -> None:
+    """``before``/``after`` need a sync memory, ``abefore``/``aafter`` (and an ``async def``
+    wrapped function) an async one; a sync memory is never run in a worker thread."""
     advisor = MessageChatMemoryAdvisor(AsyncMessageWindowChatMemory())
     with pytest.raises(InvalidArgumentError, match="abefore"):
         advisor.before([UserMessage("hi")], {advisor_key(): "c"})
     sync_memory = MessageWindowChatMemory()
     sync_advisor = MessageChatMemoryAdvisor(sync_memory)
 
-    async def main() -> list[Message]:
-        prompt = await sync_advisor.abefore([UserMessage("hi")], {advisor_key(): "c"})
-        await sync_advisor.aafter("hello", {advisor_key(): "c"})
-        return prompt
+    @sync_advisor.wrap
+    async def model(messages: list[Message]) -> str:
+        raise AssertionError("the model must not run")
 
-    assert texts(asyncio.run(main())) == ["hi"]
-    assert texts(sync_memory.get("c")) == ["hi", "hello"]
+    for call in (
+        lambda: sync_advisor.abefore([UserMessage("hi")], {advisor_key(): "c"}),
+        lambda: sync_advisor.aafter("hello", {advisor_key(): "c"}),
+        lambda: model([UserMessage("hi")], context={advisor_key(): "c"}),
+    ):
+        with pytest.raises(InvalidArgumentError) as info:
+            asyncio.run(call())
+        assert info.value.argument == "memory"
+        assert "AsyncMessageWindowChatMemory" in str(info.value)
+    assert sync_memory.get("c") == []
 
 
 def test_async_retry_retries_lost_races_then_gives_up() -> None:

@@ -4,7 +4,6 @@ and error translation, as a backend author uses them; and the SQL backend built 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +13,7 @@ from chatmem.core import (
     BackendUnavailableError,
     ConcurrencyError,
     InvalidArgumentError,
-    MessageWindowChatMemory,
     SchemaError,
-    UserMessage,
 )
 from chatmem.core.backend import (
     OwnedClientMixin,
@@ -189,37 +186,3 @@ def test_error_translator_leaves_other_errors_alone() -> None:
         raise KeyError("not the driver's")
     with pytest.raises(InvalidArgumentError), translate("a read"):
         raise InvalidArgumentError("x", "ours")
-
-
-# -- the SQL backend on the SPI ----------------------------------------------------------------
-def test_jdbc_from_url_owns_its_engine(tmp_path: Path) -> None:
-    pytest.importorskip("sqlalchemy")
-    from chatmem.jdbc import JdbcChatMemoryRepository
-
-    with JdbcChatMemoryRepository.from_url(f"sqlite:///{tmp_path / 'a.db'}") as repo:
-        repo.save_all("u", [UserMessage("hi")])
-        assert repo.engine.pool.checkedin() == 1  # type: ignore[attr-defined]
-    assert repo.engine.pool.checkedin() == 0  # type: ignore[attr-defined]  # disposed
-
-
-def test_sqlite_fast_path_errors_go_through_the_same_translation(tmp_path: Path) -> None:
-    pytest.importorskip("sqlalchemy")
-    import sqlite3
-
-    from sqlalchemy.exc import DBAPIError
-
-    from chatmem.jdbc import JdbcChatMemoryRepository
-
-    path = tmp_path / "b.db"
-    repo = JdbcChatMemoryRepository(f"sqlite:///{path}")
-    memory = MessageWindowChatMemory(repo, max_messages=4)
-    memory.add("u", UserMessage("hi"))
-    with sqlite3.connect(path) as conn:  # the tables vanish behind the repository's back
-        conn.execute(f"DROP TABLE {repo.tables.messages.name}")
-    with pytest.raises(SchemaError, match="tables are missing") as info:
-        memory.add("u", UserMessage("again"))  # the raw sqlite3 append
-    assert isinstance(info.value.__cause__, DBAPIError)
-    assert isinstance(info.value.__cause__.orig, sqlite3.OperationalError)
-    with pytest.raises(SchemaError, match="tables are missing"):
-        memory.get("u")  # the raw sqlite3 window read
-    repo.close()

@@ -161,7 +161,8 @@ def test_retries_are_counted_and_giving_up_is_a_warning(
 def test_without_opentelemetry_nothing_is_wrapped() -> None:
     code = (
         "import chatmem.core as c\n"
-        "fn = c.BaseChatMemoryRepository.__dict__['window_add']\n"
+        "import chatmem.core.backend as b\n"
+        "fn = b.BaseChatMemoryRepository.__dict__['window_add']\n"
         "assert not hasattr(fn, '__wrapped__'), fn\n"
         "print('plain')\n"
     )

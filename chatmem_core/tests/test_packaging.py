@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
-
-from chatmem.core import MissingDependencyError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,15 +24,3 @@ def test_core_imports_no_third_party_module() -> None:
 def test_distribution_has_no_required_dependency() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert "\ndependencies = []\n" in text
-
-
-def test_missing_driver_raises_import_error_naming_the_extra(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    for name in [m for m in sys.modules if m == "chatmem.jdbc" or m.startswith("chatmem.jdbc.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "sqlalchemy", None)  # makes `import sqlalchemy` fail
-    with pytest.raises(MissingDependencyError) as info:
-        importlib.import_module("chatmem.jdbc")
-    assert isinstance(info.value, ImportError)
-    assert str(info.value).endswith('pip install "chatmem[sqlite]"')

@@ -17,10 +17,9 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    token_window_of,
-    window_of,
 )
 from chatmem.core._token_window import message_text
+from chatmem.core.backend import token_window_of, window_of
 from chatmem.testing.corpus import parse
 
 

@@ -85,7 +85,7 @@ def test_the_transform_rules() -> None:
 
 def test_a_source_in_async_generates_the_same_name_in_sync() -> None:
     unasync = _script()
-    source = ROOT / "chatmem_jdbc" / "chatmem" / "jdbc" / "_async" / "repository.py"
+    source = ROOT / "chatmem_core" / "chatmem" / "core" / "_async" / "repository.py"
     assert unasync.target_of(source) == source.parent.parent / "_sync" / "repository.py"
     nested = ROOT / "pkg" / "_async" / "dialects" / "postgresql.py"
     assert unasync.target_of(nested) == ROOT / "pkg" / "_sync" / "dialects" / "postgresql.py"

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from chatmem.core import AssistantMessage, Message, UserMessage, add_to_window, window_of
-from chatmem.core.backend import apply_window_edit, plan_window_edit
+from chatmem.core import AssistantMessage, Message, UserMessage
+from chatmem.core.backend import add_to_window, apply_window_edit, plan_window_edit, window_of
 from chatmem.testing.corpus import VECTORS, parse
 
 

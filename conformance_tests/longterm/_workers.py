@@ -7,17 +7,9 @@ from typing import Any
 
 def open_by_url(url: str, options: dict[str, Any]) -> Any:
     """A record store on ``url`` as a separate process opens one (its own client)."""
-    from chatmem.core.longterm._cli import RECORD_STORES
+    from chatmem.core.longterm import record_store_from_url
 
-    scheme = url.split("://", 1)[0].split("+", 1)[0]
-    if scheme in RECORD_STORES:
-        import importlib
-
-        module, name = RECORD_STORES[scheme]
-        return getattr(importlib.import_module(module), name).from_url(url, **options)
-    from chatmem.jdbc import JdbcMemoryRecordRepository
-
-    return JdbcMemoryRecordRepository(url, **options)
+    return record_store_from_url(url, **options)
 
 
 def add_one(url: str, options: dict[str, Any], content: str, barrier: Any, results: Any) -> None:

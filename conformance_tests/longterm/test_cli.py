@@ -4,8 +4,11 @@ runs them."""
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
+import textwrap
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -61,6 +64,64 @@ def test_memories_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "record_id" in capsys.readouterr().err
     assert main(["memories", "schema", "--url", "postgresql://"]) == 0
     assert "CREATE TABLE ai_memory_record" in capsys.readouterr().out
+
+
+def test_memories_create_no_schema_without_create_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    assert main(["memories", "ls", "--url", url]) == 1  # the schema is missing
+    assert "ai_memory_record" in capsys.readouterr().err
+    with sqlite3.connect(tmp_path / "fresh.db") as db:
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == []
+    assert main(["memories", "ls", "--url", url, "--create-schema"]) == 0
+    assert main(["memories", "ls", "--url", url, "--table-name", "team_memories"]) == 1
+    capsys.readouterr()
+    assert main(["memories", "schema", "--url", url, "--table-name", "team_memories"]) == 0
+    assert "CREATE TABLE team_memories" in capsys.readouterr().out
+
+
+def test_memories_finds_a_third_party_record_store_by_its_scheme(tmp_path: Path) -> None:
+    """A record store registered in ``chatmem.memory_stores`` by another distribution is
+    opened through its ``from_url``; it has no ``schema_sql_for`` and takes no table name,
+    so ``memories schema`` and ``--table-name`` are usage errors (exit 2) naming the flag."""
+    (tmp_path / "notes_store.py").write_text(
+        textwrap.dedent(
+            """
+            from chatmem.core.longterm import InMemoryMemoryRecordRepository
+
+            class NotesMemoryRecordRepository(InMemoryMemoryRecordRepository):
+                @classmethod
+                def from_url(cls, url, *, initialize_schema="always"):
+                    print("opened", url, initialize_schema)
+                    return cls()
+            """
+        )
+    )
+    info = tmp_path / "notes_store-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: notes-store\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[chatmem.memory_stores]\nnotes = notes_store:NotesMemoryRecordRepository\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "chatmem.core._cli", "memories", *args],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+
+    listed = run("ls", "--url", "notes://box", "--create-schema")
+    assert (listed.returncode, listed.stdout) == (0, "opened notes://box always\n")
+    assert run("expire", "--url", "notes://box").stdout.startswith("opened notes://box never\n")
+    refused = run("ls", "--url", "notes://box", "--table-name", "t")
+    assert refused.returncode == 2 and "--table-name: is not an option of" in refused.stderr
+    schema = run("schema", "--url", "notes://box")
+    assert schema.returncode == 2 and "has no schema script" in schema.stderr
+    unknown = run("ls", "--url", "nosuch://x")
+    assert unknown.returncode == 2 and "known schemes:" in unknown.stderr
+    assert "notes" in unknown.stderr and "sqlite" in unknown.stderr
 
 
 def test_serve_refuses_a_public_address_without_a_key(tmp_path: Path) -> None:

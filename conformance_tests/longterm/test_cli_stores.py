@@ -55,8 +55,14 @@ def test_memories_ls_approve_and_rm_on_the_store_at_url(
         assert ids[0] in out and ids[1] not in out
         assert main(["memories", "rm", ids[1], "--url", url]) == 0
         assert main(["memories", "rm", ids[1], "--url", url]) == 1
-        assert main(["memories", "ls", "--url", url, "--table-name", "t"]) == 2
-        assert "--table-name" in capsys.readouterr().err
+        # --table-name reaches a store whose record class takes a table name (Cassandra's
+        # rejects this one as an identifier); the others refuse the flag by its name
+        assert main(["memories", "ls", "--url", url, "--table-name", "bad name;"]) == 2
+        err = capsys.readouterr().err
+        if harness.name == "cassandra":
+            assert "--table-name:" in err and "is not an option" not in err
+        else:
+            assert "--table-name: is not an option of" in err
     finally:
         for rid in ids:
             repo.delete(rid)

@@ -1,26 +1,21 @@
-"""chatmem.core: the message model, the repository contract, window memory and turns."""
+"""chatmem.core: the message model, the repository contract, window memory and turns.
 
-from importlib.metadata import PackageNotFoundError, version
+This namespace is the user API: what an application imports to keep conversation memory.
+What a store implementation needs from core (base classes, hooks, retry, validation, the
+wire encoder...) is the backend SPI in ``chatmem.core.backend``.
+
+Every I/O class comes in two twins with the same methods: ``Async*`` awaits its store's
+asyncio driver, and the plain one (generated from it) blocks. Pass each the repository of its
+own kind; a mismatch is an ``InvalidArgumentError`` naming the argument, before any I/O.
+"""
+
+from importlib import metadata as _metadata
 
 from ._advisor import CONVERSATION_ID, AsyncChatMemory, ChatMemory, MessageChatMemoryAdvisor
 from ._async.memory import AsyncMessageWindowChatMemory
-from ._async.repository import (
-    AsyncBaseChatMemoryRepository,
-    AsyncChatMemoryRepository,
-    AsyncInMemoryChatMemoryRepository,
-    async_retry,
-)
-from ._codec import (
-    FORMAT_VERSION,
-    decode_json,
-    encode_json,
-    from_micros,
-    media_from_dict,
-    media_to_dict,
-    message_from_dict,
-    message_to_dict,
-    to_micros,
-)
+from ._async.repository import AsyncChatMemoryRepository, AsyncInMemoryChatMemoryRepository
+from ._async.token_window import AsyncTokenWindowChatMemory
+from ._codec import media_from_dict, media_to_dict, message_from_dict, message_to_dict
 from ._errors import (
     BackendError,
     BackendUnavailableError,
@@ -42,32 +37,17 @@ from ._messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from ._observe import instrument
 from ._registry import (
     async_repository_class_for_url,
     async_repository_from_url,
     repository_class_for_url,
     repository_from_url,
 )
-from ._schema_mode import (
-    DEFAULT_SCHEMA_MODE,
-    SchemaMode,
-    missing_schema_message,
-    schema_mode,
-)
+from ._schema_mode import SchemaMode
 from ._sync.memory import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory
-from ._sync.repository import (
-    BaseChatMemoryRepository,
-    Capability,
-    ChatMemoryRepository,
-    ConversationIdPage,
-    InMemoryChatMemoryRepository,
-    retry,
-    stamp,
-    window_source,
-)
-from ._sync.schema_check import SchemaCheck
-from ._token_window import DEFAULT_MAX_TOKENS, TokenWindowChatMemory, token_window_of
+from ._sync.repository import ChatMemoryRepository, InMemoryChatMemoryRepository
+from ._sync.token_window import TokenWindowChatMemory
+from ._token_window import DEFAULT_MAX_TOKENS, TOKENS_KEY
 from ._turns import (
     ChatTurn,
     Preprocessor,
@@ -76,18 +56,27 @@ from ._turns import (
     filter_messages,
     window_size,
 )
-from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
 
-instrument(BaseChatMemoryRepository, AsyncBaseChatMemoryRepository)  # no-op without OTel
+
+def _instrument() -> None:
+    """Trace every repository's public calls when OpenTelemetry is installed (else no-op)."""
+    from ._async.repository import AsyncBaseChatMemoryRepository
+    from ._observe import instrument
+    from ._sync.repository import BaseChatMemoryRepository
+
+    instrument(BaseChatMemoryRepository, AsyncBaseChatMemoryRepository)
 
 
 def _version() -> str:
     """The installed distribution's version (``chatmem`` has no top-level package to hold
     it: ``chatmem`` is a PEP 420 namespace), or ``0+unknown`` when run from a bare tree."""
     try:
-        return version("chatmem")
-    except PackageNotFoundError:
+        return _metadata.version("chatmem")
+    except _metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+_instrument()
 
 
 __version__ = _version()
@@ -96,24 +85,20 @@ __all__ = [
     "CONVERSATION_ID",
     "DEFAULT_MAX_MESSAGES",
     "DEFAULT_MAX_TOKENS",
-    "DEFAULT_SCHEMA_MODE",
-    "FORMAT_VERSION",
+    "TOKENS_KEY",
     "AssistantMessage",
-    "AsyncBaseChatMemoryRepository",
     "AsyncChatMemory",
     "AsyncChatMemoryRepository",
     "AsyncInMemoryChatMemoryRepository",
     "AsyncMessageWindowChatMemory",
+    "AsyncTokenWindowChatMemory",
     "BackendError",
     "BackendUnavailableError",
-    "BaseChatMemoryRepository",
-    "Capability",
     "ChatMemory",
     "ChatMemoryError",
     "ChatMemoryRepository",
     "ChatTurn",
     "ConcurrencyError",
-    "ConversationIdPage",
     "InMemoryChatMemoryRepository",
     "InvalidArgumentError",
     "InvalidIdentifierError",
@@ -124,7 +109,6 @@ __all__ = [
     "MessageWindowChatMemory",
     "MissingDependencyError",
     "Preprocessor",
-    "SchemaCheck",
     "SchemaError",
     "SchemaMode",
     "SystemMessage",
@@ -133,33 +117,17 @@ __all__ = [
     "ToolResponse",
     "ToolResponseMessage",
     "UserMessage",
-    "WindowEdit",
     "__version__",
-    "add_to_window",
     "apply_preprocessors",
-    "apply_window_edit",
     "async_repository_class_for_url",
     "async_repository_from_url",
-    "async_retry",
-    "decode_json",
     "drop_system_messages",
-    "encode_json",
     "filter_messages",
-    "from_micros",
     "media_from_dict",
     "media_to_dict",
     "message_from_dict",
     "message_to_dict",
-    "missing_schema_message",
-    "plan_window_edit",
     "repository_class_for_url",
     "repository_from_url",
-    "retry",
-    "schema_mode",
-    "stamp",
-    "to_micros",
-    "token_window_of",
-    "window_of",
     "window_size",
-    "window_source",
 ]

@@ -6,9 +6,12 @@ Before the call (``before``): the conversation id comes from the call context un
 front of the prompt unless the prompt already holds it as a contiguous run; the first system
 message moves to the front; the last user or tool-response message is stored. After the call
 (``after``): the model's outputs are stored. ``wrap`` applies both around a
-``messages -> reply`` function, sync or async. ``abefore``/``aafter`` (and ``wrap`` of an
-async function) await an async memory (``AsyncMessageWindowChatMemory``), so the advisor never
-blocks the event loop; a sync memory on that path runs in a worker thread.
+``messages -> reply`` function, sync or async. The two kinds never mix: ``before``/``after``
+(and ``wrap`` of a plain function) call a sync memory (``MessageWindowChatMemory``);
+``abefore``/``aafter`` (and ``wrap`` of an ``async def`` function) await an async memory
+(``AsyncMessageWindowChatMemory``). The other pairing is an ``InvalidArgumentError`` naming
+``memory`` before any I/O, and a plain function that returns an awaitable is one naming
+``fn`` (wrap an ``async def`` function instead).
 
 Two deliberate details: when the prompt has no user or tool-response message outside the
 memory run, nothing is stored before the call (Spring AI would store an empty user message or
@@ -18,7 +21,6 @@ stays stored when the call fails, as in Spring AI.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -129,6 +131,8 @@ class MessageChatMemoryAdvisor:
     message list; the wrapped function takes ``context=`` (keyword) in addition.
     """
 
+    _async = False  # whether ``memory`` is async (a subclass may keep no memory)
+
     def __init__(self, memory: ChatMemory | AsyncChatMemory) -> None:
         if not isinstance(memory, (ChatMemory, AsyncChatMemory)):
             raise InvalidArgumentError("memory", "must have get(conversation_id) and add(...)")
@@ -141,6 +145,15 @@ class MessageChatMemoryAdvisor:
                 "memory", "is async: use abefore/aafter, or wrap an async function"
             )
         return cast(ChatMemory, self.memory)
+
+    def _async_memory(self) -> AsyncChatMemory:
+        if not self._async:
+            raise InvalidArgumentError(
+                "memory",
+                "is sync: use before/after (or wrap a plain function), or pass an async memory "
+                "(AsyncMessageWindowChatMemory) for abefore/aafter and async functions",
+            )
+        return cast(AsyncChatMemory, self.memory)
 
     def before(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
         """The prompt with memory, system message first; stores the new user/tool message."""
@@ -160,31 +173,31 @@ class MessageChatMemoryAdvisor:
             self._sync_memory().add(cid, outputs)
 
     async def abefore(self, prompt: Sequence[Message], context: Mapping[str, Any]) -> list[Message]:
-        """``before`` on the event loop: awaits an async memory (a sync one runs in a worker
-        thread)."""
-        if not self._async:
-            return await asyncio.to_thread(self.before, prompt, context)
+        """``before``, awaiting the async memory (a sync one is an ``InvalidArgumentError``
+        naming ``memory``, before any I/O)."""
+        memory = self._async_memory()
         cid = conversation_id_of(context)
         messages = validate_messages(prompt, argument="prompt")
-        memory = cast(AsyncChatMemory, self.memory)
         advised, store = advise(await memory.get(cid), messages)
         if store is not None:
             await memory.add(cid, [advised[store]])
         return advised
 
     async def aafter(self, reply: Reply, context: Mapping[str, Any]) -> None:
-        """``after`` on the event loop (see ``abefore``)."""
-        if not self._async:
-            await asyncio.to_thread(self.after, reply, context)
-            return
+        """``after``, awaiting the async memory (see ``abefore``)."""
+        memory = self._async_memory()
         cid = conversation_id_of(context)
         outputs = outputs_of(reply)
         if outputs:
-            await cast(AsyncChatMemory, self.memory).add(cid, outputs)
+            await memory.add(cid, outputs)
 
     def wrap(self, fn: Callable[..., R]) -> Callable[..., R]:
         """Decorate ``fn(messages, *args, **kwargs) -> reply`` (sync or async); call the
-        result as ``wrapped(messages, *args, context={CONVERSATION_ID: id}, **kwargs)``."""
+        result as ``wrapped(messages, *args, context={CONVERSATION_ID: id}, **kwargs)``.
+        An ``async def`` function is advised with ``abefore``/``aafter`` (an async memory), a
+        plain one with ``before``/``after`` (a sync memory); a plain function's reply must
+        not be an awaitable (that is an ``InvalidArgumentError`` naming ``fn``, raised with
+        the user message already stored, as when a call fails)."""
         if inspect.iscoroutinefunction(fn):
             afn = cast(Callable[..., Awaitable[Any]], fn)
 
@@ -206,15 +219,16 @@ class MessageChatMemoryAdvisor:
             advised = self.before(messages, context)
             reply = fn(advised, *args, **kwargs)
             if inspect.isawaitable(reply):
-                return self._after_awaiting(reply, context)
+                if inspect.iscoroutine(reply):
+                    reply.close()  # the model never ran; no "never awaited" warning either
+                raise InvalidArgumentError(
+                    "fn",
+                    "returned an awaitable: wrap an `async def` function (with an async "
+                    "memory such as AsyncMessageWindowChatMemory) so its reply is awaited",
+                )
             self.after(cast(Reply, reply), context)
             return reply
 
         return cast(Callable[..., R], wrapped)
 
     __call__ = wrap
-
-    async def _after_awaiting(self, pending: Awaitable[Any], context: Mapping[str, Any]) -> Any:
-        reply = await pending
-        await self.aafter(reply, context)
-        return reply

@@ -48,14 +48,17 @@ class BackendUnavailableError(BackendError):
 
 
 class MissingDependencyError(ChatMemoryError, ImportError):
-    """An optional driver is not installed; the message is the exact pip command."""
+    """An optional driver is not installed; the message is the exact pip command
+    (``distribution`` is the one whose ``extra`` installs it: a third-party store names its
+    own)."""
 
-    def __init__(self, extra: str, module: str) -> None:
+    def __init__(self, extra: str, module: str, *, distribution: str = "chatmem") -> None:
         super().__init__(
-            f'chatmem needs the "{module}" package: pip install "chatmem[{extra}]"',
+            f'{distribution} needs the "{module}" package: pip install "{distribution}[{extra}]"',
             name=module,
         )
         self.extra = extra
+        self.distribution = distribution
 
 
 def require(module: str, extra: str) -> None:

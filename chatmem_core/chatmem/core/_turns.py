@@ -6,15 +6,15 @@ history exactly as it was. Load errors propagate: a failing store is never an em
 Preprocessors map a message list to a message list and run in the order given, at load and
 at store.
 
-``with ChatTurn(repo, id)`` takes a sync repository; ``async with ChatTurn(repo, id)`` takes
-an async one (``Async*ChatMemoryRepository``) and awaits its I/O, so the turn never blocks
-the event loop. A sync repository under ``async with`` runs its two calls in a worker thread
-(``asyncio.to_thread``) for the same reason.
+One class serves both kinds of code, and each path does its own kind of I/O:
+``with ChatTurn(repo, id)`` takes a sync repository and ``async with ChatTurn(repo, id)`` an
+async one (``Async*ChatMemoryRepository``), whose calls it awaits. The other pairing is an
+``InvalidArgumentError`` naming ``repository`` before any I/O: a sync repository is never
+run in a worker thread to look async, nor an async one driven by a hidden event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import cast
@@ -147,6 +147,15 @@ class ChatTurn:
             )
         return cast(ChatMemoryRepository, self.repository)
 
+    def _async_repository(self) -> AsyncChatMemoryRepository:
+        if not self._async:
+            raise InvalidArgumentError(
+                "repository",
+                "is a sync repository: use `with ChatTurn(...)`, or pass an async repository "
+                "(Async*ChatMemoryRepository) for `async with`",
+            )
+        return cast(AsyncChatMemoryRepository, self.repository)
+
     def load(self) -> list[Message]:
         """Read and preprocess the stored history (errors propagate)."""
         method, n = self._read_plan()
@@ -164,23 +173,20 @@ class ChatTurn:
         self.stored = True
 
     async def aload(self) -> list[Message]:
-        """``load`` for ``async with``: awaits an async repository (a sync one runs in a
-        worker thread), so the event loop never waits on the store."""
-        if not self._async:
-            return await asyncio.to_thread(self.load)
+        """``load`` for ``async with``: awaits the async repository (a sync one is an
+        ``InvalidArgumentError`` naming ``repository``, before any I/O)."""
+        repository = self._async_repository()
         method, n = self._read_plan()
         args = (self.conversation_id, n) if method == "find_last" else (self.conversation_id,)
-        stored = await getattr(self.repository, method)(*args)
+        stored = await getattr(repository, method)(*args)
         return self._loaded_now(stored, n)
 
     async def acommit(self) -> None:
         """``commit`` for ``async with`` (see ``aload``)."""
-        if not self._async:
-            await asyncio.to_thread(self.commit)
-            return
+        repository = self._async_repository()
         method, messages = self._write_plan()
         if method != "none":
-            await getattr(self.repository, method)(self.conversation_id, messages)
+            await getattr(repository, method)(self.conversation_id, messages)
         self.stored = True
 
     def __enter__(self) -> ChatTurn:

@@ -12,8 +12,8 @@ our own packages. What a backend gets here:
 - ``OwnedClientMixin`` and ``owning`` (async: ``AsyncOwnedClientMixin``, ``async_owning``):
   the ``from_url`` / ``close`` / ``with`` lifecycle of a client the repository created
   itself (a client the caller passed is never closed);
-- ``ASYNC_TWIN`` / ``SYNC_TWIN``: write a backend once as async code (``_async_*.py``) and
-  generate the sync twin with ``scripts/unasync.py`` (see that script for the rules);
+- ``ASYNC_TWIN`` / ``SYNC_TWIN``: write a backend once as async code (in ``_async/``) and
+  generate the sync twin in ``_sync/`` with ``scripts/unasync.py`` (see that script);
 - validation helpers, one rule per identifier kind plus ``validate_ttl``;
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
@@ -21,6 +21,12 @@ our own packages. What a backend gets here:
 - ``dump_json``: the one JSON wire encoder (compact, non-ASCII kept) every store uses;
 - ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
   only rows it has not seen (see its module for why that can never serve stale data);
+- the window rules as pure functions: ``add_to_window`` and ``window_of`` (messages),
+  ``token_window_of`` (tokens), ``plan_window_edit`` / ``apply_window_edit`` (what
+  ``_edit_window`` applies), for a store's own fast paths and for tests checking a store
+  against the rule;
+- for adapters built on the advisor: ``Reply``, ``conversation_id_of``, ``outputs_of``, and
+  ``is_async_repository`` (which twin a repository is);
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
   maps driver exception classes onto ``BackendUnavailableError`` / ``BackendError`` (the
   driver's exception stays as ``__cause__``).
@@ -63,6 +69,7 @@ from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, missing_schema_messag
 from ._sync.lifecycle import OwnedClientMixin, owning
 from ._sync.repository import BaseChatMemoryRepository, retry
 from ._sync.schema_check import SchemaCheck
+from ._token_window import token_window_of
 from ._validation import (
     MAX_CONVERSATION_ID_LENGTH,
     collection_name,
@@ -76,7 +83,7 @@ from ._validation import (
     validate_positive_int,
     validate_ttl,
 )
-from ._window import WindowEdit, apply_window_edit, plan_window_edit
+from ._window import WindowEdit, add_to_window, apply_window_edit, plan_window_edit, window_of
 
 ErrorClasses = tuple[type[BaseException], ...]
 Classifier = Callable[[BaseException, str], ChatMemoryError | None]
@@ -152,6 +159,7 @@ __all__ = [
     "SchemaError",
     "SchemaMode",
     "WindowEdit",
+    "add_to_window",
     "apply_window_edit",
     "async_owning",
     "async_retry",
@@ -178,9 +186,11 @@ __all__ = [
     "sql_identifier",
     "stamp",
     "to_micros",
+    "token_window_of",
     "validate_conversation_id",
     "validate_messages",
     "validate_positive_int",
     "validate_ttl",
+    "window_of",
     "window_source",
 ]

@@ -244,6 +244,15 @@ def async_twin(twin: str, harness: Harness, server: ServerInfo) -> Iterator[Call
         harness.cleanup(server, repo)
 
 
+@pytest.fixture(scope="session")
+def shared_suite_tests() -> dict[str, Any]:
+    """Every shared test function by name (the suite's guard compares the run against it;
+    a fixture, so the suite's own modules never import the suite package back)."""
+    from .suite import shared_tests
+
+    return shared_tests()
+
+
 @pytest.fixture
 def repository(
     make_repository: Callable[..., BaseChatMemoryRepository],

@@ -4,8 +4,10 @@ a blocking view of an async repository that runs every call there.
 ``--twin async`` (or ``CHATMEM_TWIN=async``) makes the plugin hand every test a
 ``BlockingView`` of the backend's async repository instead of the sync one. Calls from many
 test threads become concurrent tasks on the one loop, so the concurrency tests exercise the
-async twin's own locking, compare-and-set and retries. This is test tooling only: the product
-never hides a loop or a thread pool behind its async API.
+async twin's own locking, compare-and-set and retries. ``memory_for`` does the same for a
+memory class and its async twin (``TokenWindowChatMemory`` / ``AsyncTokenWindowChatMemory``):
+in an async-twin run a test's memory is the async class on the async repository. This is test
+tooling only: the product never hides a loop or a thread pool behind its async API.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import functools
 import inspect
 import os
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
 
@@ -56,20 +58,14 @@ async def _collect(iterator: Any) -> list[Any]:
     return [item async for item in iterator]
 
 
-class BlockingView:
-    """The async repository ``twin`` seen through the sync API: every coroutine method
-    (public or hook) runs on ``loop`` and blocks for its result; async iterators are read
-    whole; everything else (``config``, ``capabilities``...) is the twin's own attribute."""
+class Blocking:
+    """An async object ``twin`` seen through the sync API: every coroutine method runs on
+    ``loop`` and blocks for its result; async iterators are read whole; everything else is
+    the twin's own attribute."""
 
-    def __init__(
-        self,
-        twin: AsyncBaseChatMemoryRepository,
-        loop: LoopThread,
-        sync: BaseChatMemoryRepository | None = None,
-    ) -> None:
+    def __init__(self, twin: Any, loop: LoopThread) -> None:
         self.__dict__["twin"] = twin
         self.__dict__["_loop"] = loop
-        self.__dict__["sync"] = sync
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self.twin, name)
@@ -90,6 +86,28 @@ class BlockingView:
             return gather
         return value
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a test spying on a hook (monkeypatch.setattr(repo, "_load_window", spy)) replaces
+        # the view's blocking wrapper; the twin keeps its own
+        self.__dict__[name] = value
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.twin!r})"
+
+
+class BlockingView(Blocking):
+    """The async repository ``twin`` seen through the sync API (see ``Blocking``), with the
+    sync repository that made its namespace (``sync``)."""
+
+    def __init__(
+        self,
+        twin: AsyncBaseChatMemoryRepository,
+        loop: LoopThread,
+        sync: BaseChatMemoryRepository | None = None,
+    ) -> None:
+        super().__init__(twin, loop)
+        self.__dict__["sync"] = sync
+
     # The Protocol's four methods are defined here, not only forwarded: from Python 3.12 a
     # runtime-checkable Protocol looks attributes up statically, past ``__getattr__``.
     def find_conversation_ids(self) -> list[str]:
@@ -103,14 +121,6 @@ class BlockingView:
 
     def delete_by_conversation_id(self, conversation_id: str) -> None:
         self.__getattr__("delete_by_conversation_id")(conversation_id)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # a test spying on a hook (monkeypatch.setattr(repo, "_load_window", spy)) replaces
-        # the view's blocking wrapper; the twin keeps its own
-        self.__dict__[name] = value
-
-    def __repr__(self) -> str:
-        return f"BlockingView({self.twin!r})"
 
 
 BaseChatMemoryRepository.register(BlockingView)
@@ -145,3 +155,15 @@ def blocking_view(
         )
         _VIEW_CLASSES[cls] = view_cls
     return view_cls(twin, loop, sync)
+
+
+def memory_for(
+    repository: Any, sync_class: Callable[..., T], async_class: Callable[..., Any], **options: Any
+) -> T:
+    """``sync_class(repository, **options)``; in an async-twin run (``repository`` is a
+    ``BlockingView``) ``async_class`` on the view's async repository, seen through
+    ``Blocking`` on the same loop, so a shared test exercises the memory's async twin."""
+    if isinstance(repository, BlockingView):
+        memory = async_class(repository.twin, **options)
+        return cast(T, Blocking(memory, repository._loop))
+    return sync_class(repository, **options)

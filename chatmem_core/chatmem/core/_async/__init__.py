@@ -1,2 +1,3 @@
 """The I/O modules of ``chatmem.core``, in both twins: ``_async/`` is the source and
-``_sync/`` is generated from it by scripts/unasync.py."""
+``_sync/`` is generated from it by scripts/unasync.py, file for file (the twins differ only by
+the script's renames and the twin blocks it documents)."""

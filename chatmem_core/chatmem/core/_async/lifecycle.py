@@ -1,5 +1,4 @@
-"""The ``from_url`` / ``close`` / ``with`` lifecycle of a client a repository may own.
-Written once as async code; ``_lifecycle.py`` is its generated sync twin."""
+"""The ``from_url`` / ``close`` / ``with`` lifecycle of a client a repository may own."""
 
 from __future__ import annotations
 

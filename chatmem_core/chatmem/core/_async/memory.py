@@ -1,5 +1,5 @@
 """``AsyncMessageWindowChatMemory``: a sliding window over a repository (docs/behaviour.md
-section 3). Written once as async code; ``_memory.py`` is its generated sync twin.
+section 3).
 
 With a chatmem repository, ``add`` is one atomic store operation (an append unless the added
 messages carry a system message) and ``get`` reads only the window; concurrent adds on one
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from .._contract import ASYNC_TWIN, require_twin
 from .._errors import InvalidArgumentError
 from .._messages import Message
-from .._validation import validate_conversation_id, validate_messages
+from .._validation import validate_conversation_id, validate_messages, validate_positive_int
 from .._window import add_to_window
 from .repository import (
     AsyncBaseChatMemoryRepository,
@@ -23,6 +23,21 @@ from .repository import (
 )
 
 DEFAULT_MAX_MESSAGES = 20
+
+
+def memory_repository(
+    repository: AsyncChatMemoryRepository | None, keep_history: object, *, user: str
+) -> AsyncChatMemoryRepository:
+    """A memory's repository checked before any I/O: an in-memory one when None, else one
+    of this twin's kind; ``keep_history`` must be a bool (``user`` names the memory class)."""
+    if not isinstance(keep_history, bool):
+        raise InvalidArgumentError("keep_history", "must be a bool")
+    if repository is None:
+        return AsyncInMemoryChatMemoryRepository()
+    if not isinstance(repository, AsyncChatMemoryRepository):
+        raise InvalidArgumentError("repository", "must implement AsyncChatMemoryRepository")
+    require_twin(repository, want_async=ASYNC_TWIN, user=user)
+    return repository
 
 
 class AsyncMessageWindowChatMemory:
@@ -39,17 +54,8 @@ class AsyncMessageWindowChatMemory:
         max_messages: int = DEFAULT_MAX_MESSAGES,
         keep_history: bool = False,
     ) -> None:
-        if isinstance(max_messages, bool) or not isinstance(max_messages, int):
-            raise InvalidArgumentError("max_messages", "must be an int")
-        if max_messages <= 0:
-            raise InvalidArgumentError("max_messages", f"must be positive, got {max_messages}")
-        if not isinstance(keep_history, bool):
-            raise InvalidArgumentError("keep_history", "must be a bool")
-        if repository is None:
-            repository = AsyncInMemoryChatMemoryRepository()
-        elif not isinstance(repository, AsyncChatMemoryRepository):
-            raise InvalidArgumentError("repository", "must implement AsyncChatMemoryRepository")
-        require_twin(repository, want_async=ASYNC_TWIN, user=type(self).__name__)
+        validate_positive_int(max_messages, "max_messages")
+        repository = memory_repository(repository, keep_history, user=type(self).__name__)
         if keep_history and not isinstance(repository, AsyncBaseChatMemoryRepository):
             raise InvalidArgumentError(
                 "keep_history", "needs a chatmem repository (its window read is bounded)"

@@ -1,5 +1,5 @@
 """``AsyncSchemaCheck``: the ``"never"`` mode's once-per-repository check that the schema
-exists. Written once as async code; ``_schema_check.py`` is its generated sync twin."""
+exists."""
 
 from __future__ import annotations
 

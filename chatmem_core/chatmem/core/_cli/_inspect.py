@@ -127,10 +127,12 @@ def _schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise
     if not statements:
         raise CliError(f"{scheme} stores need no schema", 0)
-    if scheme in ("redis", "rediss"):  # redis-cli commands take no terminator
-        out.write("\n".join(statements) + "\n")
+    terminator = cls.schema_statement_terminator  # "" for commands (redis-cli takes none)
+    if terminator:
+        body = f"{terminator}\n\n".join(s.rstrip().rstrip(terminator) for s in statements)
+        out.write(body + terminator + "\n")
     else:
-        out.write(";\n\n".join(s.rstrip().rstrip(";") for s in statements) + ";\n")
+        out.write("\n".join(statements) + "\n")
     return 0
 
 

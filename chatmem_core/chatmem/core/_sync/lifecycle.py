@@ -1,7 +1,6 @@
 # Generated from chatmem_core/chatmem/core/_async/lifecycle.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""The ``from_url`` / ``close`` / ``with`` lifecycle of a client a repository may own.
-Written once as async code; ``_lifecycle.py`` is its generated sync twin."""
+"""The ``from_url`` / ``close`` / ``with`` lifecycle of a client a repository may own."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # Generated from chatmem_core/chatmem/core/_async/memory.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``MessageWindowChatMemory``: a sliding window over a repository (docs/behaviour.md
-section 3). Written once as async code; ``_memory.py`` is its generated sync twin.
+section 3).
 
 With a chatmem repository, ``add`` is one atomic store operation (an append unless the added
 messages carry a system message) and ``get`` reads only the window; concurrent adds on one
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from .._contract import SYNC_TWIN, require_twin
 from .._errors import InvalidArgumentError
 from .._messages import Message
-from .._validation import validate_conversation_id, validate_messages
+from .._validation import validate_conversation_id, validate_messages, validate_positive_int
 from .._window import add_to_window
 from .repository import (
     BaseChatMemoryRepository,
@@ -25,6 +25,21 @@ from .repository import (
 )
 
 DEFAULT_MAX_MESSAGES = 20
+
+
+def memory_repository(
+    repository: ChatMemoryRepository | None, keep_history: object, *, user: str
+) -> ChatMemoryRepository:
+    """A memory's repository checked before any I/O: an in-memory one when None, else one
+    of this twin's kind; ``keep_history`` must be a bool (``user`` names the memory class)."""
+    if not isinstance(keep_history, bool):
+        raise InvalidArgumentError("keep_history", "must be a bool")
+    if repository is None:
+        return InMemoryChatMemoryRepository()
+    if not isinstance(repository, ChatMemoryRepository):
+        raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
+    require_twin(repository, want_async=SYNC_TWIN, user=user)
+    return repository
 
 
 class MessageWindowChatMemory:
@@ -41,17 +56,8 @@ class MessageWindowChatMemory:
         max_messages: int = DEFAULT_MAX_MESSAGES,
         keep_history: bool = False,
     ) -> None:
-        if isinstance(max_messages, bool) or not isinstance(max_messages, int):
-            raise InvalidArgumentError("max_messages", "must be an int")
-        if max_messages <= 0:
-            raise InvalidArgumentError("max_messages", f"must be positive, got {max_messages}")
-        if not isinstance(keep_history, bool):
-            raise InvalidArgumentError("keep_history", "must be a bool")
-        if repository is None:
-            repository = InMemoryChatMemoryRepository()
-        elif not isinstance(repository, ChatMemoryRepository):
-            raise InvalidArgumentError("repository", "must implement ChatMemoryRepository")
-        require_twin(repository, want_async=SYNC_TWIN, user=type(self).__name__)
+        validate_positive_int(max_messages, "max_messages")
+        repository = memory_repository(repository, keep_history, user=type(self).__name__)
         if keep_history and not isinstance(repository, BaseChatMemoryRepository):
             raise InvalidArgumentError(
                 "keep_history", "needs a chatmem repository (its window read is bounded)"

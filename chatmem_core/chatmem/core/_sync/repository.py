@@ -2,10 +2,8 @@
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """The repository contract (a Protocol) and the base class every chatmem backend extends.
 
-Written once, as async code; the sync twin is generated from it by ``scripts/unasync.py``.
-Public methods of ``BaseChatMemoryRepository`` validate their
-arguments once, before any I/O, then call one ``_hook``. A backend implements the hooks
-only; it never re-validates.
+Public methods of ``BaseChatMemoryRepository`` validate their arguments once, before any
+I/O, then call one ``_hook``. A backend implements the hooks only; it never re-validates.
 
 Hooks a backend must implement (all receive validated arguments):
 
@@ -24,9 +22,9 @@ Hooks a backend must implement (all receive validated arguments):
 Hooks with defaults built on ``_find`` (override to push the bound into the store):
 ``_find_last(cid, n)`` and ``_load_window(cid, non_system_limit)``.
 
-Deferred set-up: a repository whose constructor cannot do I/O (an async one built on a
-client) sets ``_init_pending = True``; the first public call then awaits ``_initialize()``
-(for example ``create_schema()``) once.
+Deferred set-up: a repository whose constructor must not do I/O (one built on a client whose
+calls cannot run in a constructor) sets ``_init_pending = True``; the first public call then
+runs ``_initialize()`` (for example ``create_schema()``) once.
 """
 
 from __future__ import annotations
@@ -131,6 +129,9 @@ class BaseChatMemoryRepository(ABC):
 
     capabilities: ClassVar[frozenset[str]] = frozenset()
     max_conversation_id_length: ClassVar[int] = 255
+    schema_statement_terminator: ClassVar[str] = ";"
+    """What ends each statement of ``schema_statements_for_url`` in a script (``chatmem
+    schema``): ``";"`` for SQL, CQL and Cypher; a store printing commands sets ``""``."""
     _init_pending: bool = False
 
     @classmethod

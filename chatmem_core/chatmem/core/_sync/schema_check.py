@@ -1,7 +1,7 @@
 # Generated from chatmem_core/chatmem/core/_async/schema_check.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``SchemaCheck``: the ``"never"`` mode's once-per-repository check that the schema
-exists. Written once as async code; ``_schema_check.py`` is its generated sync twin."""
+exists."""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ the system prompt of the user's next conversations.
 Layout: ``_model`` (values, errors), ``_rules`` (every lifecycle rule, pure), ``_extract``,
 ``_dedup``, ``_render`` (pure), ``_codec`` (record <-> flat fields, shared by the document
 stores), ``_repository`` (the contract, the validating base, the in-memory store),
-``_analyser`` (the worker), ``_advisor`` (injection). SQL stores live in ``chatmem.jdbc``
-(``JdbcMemoryRecordRepository``).
+``_analyser`` (the worker), ``_advisor`` (injection), ``_stores`` (a store by URL). The
+stores live in their packages (``JdbcMemoryRecordRepository``, ``RedisMemoryRecordRepository``
+...), found by URL scheme through the ``chatmem.memory_stores`` entry-point group.
 """
 
 from ._advisor import (
@@ -57,6 +58,7 @@ from ._rules import (
     normalise,
     utc_now,
 )
+from ._stores import record_store_class_for_url, record_store_from_url
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -99,6 +101,8 @@ __all__ = [
     "normalise",
     "parse_extraction",
     "record_from_fields",
+    "record_store_class_for_url",
+    "record_store_from_url",
     "record_to_fields",
     "render",
     "third_person",

@@ -5,7 +5,9 @@ the analyser (extractor, dedup, queue) and the rendering caps and template.
 ``LongTermMemoryAdvisor`` uses it around a model call (inject approved memories into the
 system prompt, hand the user's message to the analyser); ``LongTermChatTurn`` is the
 ``ChatTurn`` option: the turn's ``prompt`` carries the memories, the stored transcript never
-does.
+does. Record stores are sync for now, so ``LongTermChatTurn`` is a ``with`` turn on a sync
+chat repository (an async one, or ``async with``, is an ``InvalidArgumentError`` naming
+``repository``: no record-store call runs in a worker thread or blocks an event loop).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from chatmem.core._advisor import CONVERSATION_ID
+from chatmem.core._contract import is_async_repository
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._messages import Message, UserMessage
 from chatmem.core._sync.repository import ChatMemoryRepository
@@ -197,7 +200,8 @@ class LongTermChatTurn(ChatTurn):
     """A ``ChatTurn`` with long-term memory: at load the user's approved memories are
     rendered once; ``turn.prompt`` is ``turn.messages`` with them in the system prompt;
     user messages appended to the turn are queued for analysis. The stored transcript is
-    ``turn.messages`` as before, without the memories."""
+    ``turn.messages`` as before, without the memories. Sync only (see the module
+    docstring)."""
 
     def __init__(
         self,
@@ -208,6 +212,12 @@ class LongTermChatTurn(ChatTurn):
         user_id: str,
         preprocessors: Sequence[Preprocessor] = (),
     ) -> None:
+        if is_async_repository(repository):
+            raise InvalidArgumentError(
+                "repository",
+                "is an async repository; LongTermChatTurn is sync (record stores are): pass a "
+                "sync repository and use `with`",
+            )
         super().__init__(repository, conversation_id, preprocessors=preprocessors)
         if not isinstance(long_term, LongTermMemory):
             raise InvalidArgumentError("long_term", "must be a LongTermMemory")

@@ -1,8 +1,11 @@
 """``chatmem memories ls|approve|reject|expire|rm|schema`` and ``chatmem serve``.
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
-main CLI calls it when ``handles(args)``). Records live in the store at ``--url`` (SQL,
-Redis, MongoDB, Cassandra or Neo4j).
+main CLI calls it when ``handles(args)``). Records live in the store at ``--url``: the class
+registered for its scheme in the ``chatmem.memory_stores`` entry-point group (SQL, Redis,
+MongoDB, Cassandra, Neo4j or a third party's), opened with its ``from_url``. The commands
+create no schema unless ``--create-schema`` is given (a missing one is then an error naming
+what to run); ``--table-name`` goes to stores that take a ``table_name``.
 ``serve`` runs the review page and API with uvicorn; it always requires an API key unless
 ``--no-auth`` is given on a loopback address, and it refuses a non-loopback ``--host``
 without an explicit key.
@@ -21,7 +24,8 @@ from typing import Any, TextIO
 from chatmem.core._errors import InvalidArgumentError
 
 from ._model import MemoryRecord
-from ._repository import MemoryRecordRepository
+from ._repository import BaseMemoryRecordRepository
+from ._stores import record_store_class_for_url, takes_option
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -32,9 +36,15 @@ COMMANDS = ("memories", "serve")
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add ``memories`` and ``serve`` to the subparsers ``sub`` (``common`` has ``--url``)."""
     store = argparse.ArgumentParser(add_help=False)
-    store.add_argument("--table-name", default=None, help="record table (ai_memory_record)")
     store.add_argument(
-        "--create-schema", action="store_true", help="create the record table if missing"
+        "--table-name",
+        default=None,
+        help="record table, for stores that take one (SQL: ai_memory_record)",
+    )
+    store.add_argument(
+        "--create-schema",
+        action="store_true",
+        help="create the record table (or index, constraints) if missing; else create nothing",
     )
     memories = sub.add_parser(
         "memories",
@@ -103,39 +113,42 @@ def handles(args: argparse.Namespace) -> bool:
     return getattr(args, "command", None) in COMMANDS
 
 
-# URL scheme (before any "+driver") -> (module, class) of the record stores outside SQL
-RECORD_STORES: dict[str, tuple[str, str]] = {
-    "redis": ("chatmem.redis", "RedisMemoryRecordRepository"),
-    "rediss": ("chatmem.redis", "RedisMemoryRecordRepository"),
-    "mongodb": ("chatmem.mongo", "MongoMemoryRecordRepository"),
-    "mongodb+srv": ("chatmem.mongo", "MongoMemoryRecordRepository"),
-    "cassandra": ("chatmem.cassandra", "CassandraMemoryRecordRepository"),
-    "neo4j": ("chatmem.neo4j", "Neo4jMemoryRecordRepository"),
-    "bolt": ("chatmem.neo4j", "Neo4jMemoryRecordRepository"),
-}
+def open_store(url: str, table_name: str | None, create: bool) -> BaseMemoryRecordRepository:
+    """The record store at ``url`` through its class's ``from_url``: ``table_name`` only when
+    given (refused, naming ``--table-name``, for a store that takes none), and a schema
+    created only with ``create`` (otherwise the store checks that it exists)."""
+    cls = record_store_class_for_url(url)
+    options: dict[str, Any] = {"initialize_schema": "always" if create else "never"}
+    if table_name is not None:
+        if not takes_option(cls.from_url, "table_name", forwards_to=cls):  # type: ignore[attr-defined]
+            raise InvalidArgumentError(
+                "--table-name", f"is not an option of {cls.__name__} ({url.split(':', 1)[0]}://)"
+            )
+        options["table_name"] = table_name
+    store: BaseMemoryRecordRepository = cls.from_url(url, **options)  # type: ignore[attr-defined]
+    return store
 
 
-def open_store(url: str, table_name: str | None, create: bool) -> MemoryRecordRepository:
-    """The record store at ``url``: SQL through ``chatmem.jdbc``, else the store its scheme
-    names (those create their index or constraints when missing, as by default)."""
-    import importlib
-
-    scheme = url.split("://", 1)[0].lower() if isinstance(url, str) else ""
-    found = RECORD_STORES.get(scheme) or RECORD_STORES.get(scheme.split("+", 1)[0])
-    if found is not None:
-        if table_name is not None:
-            raise InvalidArgumentError("--table-name", f"applies to SQL stores, not {scheme}://")
-        store: MemoryRecordRepository = getattr(
-            importlib.import_module(found[0]), found[1]
-        ).from_url(url)
-        return store
-    from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, JdbcMemoryRecordRepository
-
-    return JdbcMemoryRecordRepository(
-        url,
-        table_name=table_name or DEFAULT_MEMORY_TABLE_NAME,
-        initialize_schema="always" if create else "embedded",
-    )
+def schema_sql(url: str, table_name: str | None) -> str:
+    """``memories schema``: the DDL script of the record store class for ``url`` (its
+    ``schema_sql_for``); a usage error for a store that has none or takes no table name."""
+    cls = record_store_class_for_url(url)
+    build = getattr(cls, "schema_sql_for", None)
+    scheme = url.split(":", 1)[0]
+    if build is None:
+        raise InvalidArgumentError(
+            "--url",
+            f"{cls.__name__} ({scheme}://) has no schema script: it creates its own "
+            "schema (pass --create-schema to the other commands)",
+        )
+    options: dict[str, Any] = {}
+    if table_name is not None:
+        if not takes_option(build, "table_name"):
+            raise InvalidArgumentError("--table-name", f"is not an option of {cls.__name__}")
+        options["table_name"] = table_name
+    script = build(url, **options)
+    assert isinstance(script, str)
+    return script
 
 
 def describe(record: MemoryRecord) -> str:
@@ -178,11 +191,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.command == "serve":
         return _serve(args, out)
     if args.memories_command == "schema":
-        from chatmem.jdbc import DEFAULT_MEMORY_TABLE_NAME, memory_schema_sql
-
-        out.write(
-            memory_schema_sql(args.url, table_name=args.table_name or DEFAULT_MEMORY_TABLE_NAME)
-        )
+        out.write(schema_sql(args.url, args.table_name))
         return 0
     store = open_store(args.url, args.table_name, args.create_schema)
     try:
@@ -193,7 +202,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             close()
 
 
-def _run_memories(store: MemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
+def _run_memories(store: BaseMemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
     """Run ``memories ls|approve|reject|rm|expire`` on an open store."""
     command = args.memories_command
     if command == "ls":

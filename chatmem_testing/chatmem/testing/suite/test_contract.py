@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -316,13 +317,13 @@ def test_claimed_capabilities_run_the_shared_capability_tests(
     )
 
 
-def test_the_whole_shared_suite_is_collected_unchanged(request: pytest.FixtureRequest) -> None:
-    from chatmem.testing.suite import shared_tests
-
+def test_the_whole_shared_suite_is_collected_unchanged(
+    request: pytest.FixtureRequest, shared_suite_tests: dict[str, Any]
+) -> None:
     if _filtered(request.config):
         pytest.skip("the run was filtered with -k/-m: the collected tests are not the suite")
     collected = {getattr(item, "obj", None) for item in request.session.items}
-    missing = sorted(name for name, fn in shared_tests().items() if fn not in collected)
+    missing = sorted(name for name, fn in shared_suite_tests.items() if fn not in collected)
     assert not missing, f"shared tests deleted or overridden in this run: {missing}"
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -53,23 +54,52 @@ def test_failed_turn_leaves_history_untouched(repository: Repo) -> None:
     ]
 
 
-def test_cancelled_async_turn_leaves_history_untouched(repository: Repo) -> None:
+def test_an_async_turn_refuses_a_sync_repository(repository: Repo) -> None:
     repository.save_all("t", [UserMessage("u1")])
 
     async def agent() -> None:
         async with ChatTurn(repository, "t") as turn:
             turn.append(UserMessage("u2"))
-            await asyncio.sleep(10)
 
+    with pytest.raises(InvalidArgumentError) as info:
+        asyncio.run(agent())
+    assert info.value.argument == "repository" and "with ChatTurn" in str(info.value)
+    assert texts(repository.find_by_conversation_id("t")) == ["u1"]
+
+
+def test_async_turn_loads_and_stores_through_the_async_twin(async_twin: Callable[[], Any]) -> None:
     async def main() -> None:
-        task = asyncio.create_task(agent())
-        await asyncio.sleep(0.05)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        async with async_twin() as repo:
+            await repo.save_all("t", [UserMessage("u1"), AssistantMessage("a1")])
+            async with ChatTurn(repo, "t", last=1) as turn:
+                assert texts(turn.messages) == ["a1"]
+                turn.append([UserMessage("u2"), AssistantMessage("a2")])
+            assert turn.stored
+            assert texts(await repo.find_by_conversation_id("t")) == ["u1", "a1", "u2", "a2"]
+            with pytest.raises(InvalidArgumentError, match="async with"), ChatTurn(repo, "t"):
+                pass  # a sync turn on an async repository
 
     asyncio.run(main())
-    assert texts(repository.find_by_conversation_id("t")) == ["u1"]
+
+
+def test_cancelled_async_turn_leaves_history_untouched(async_twin: Callable[[], Any]) -> None:
+    async def main() -> None:
+        async with async_twin() as repo:
+            await repo.save_all("t", [UserMessage("u1")])
+
+            async def agent() -> None:
+                async with ChatTurn(repo, "t") as turn:
+                    turn.append(UserMessage("u2"))
+                    await asyncio.sleep(10)
+
+            task = asyncio.create_task(agent())
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert texts(await repo.find_by_conversation_id("t")) == ["u1"]
+
+    asyncio.run(main())
 
 
 def test_turn_on_a_new_conversation_starts_empty(repository: Repo) -> None:

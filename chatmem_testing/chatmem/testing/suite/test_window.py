@@ -17,9 +17,8 @@ from chatmem.core import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    add_to_window,
 )
-from chatmem.core.backend import BaseChatMemoryRepository
+from chatmem.core.backend import BaseChatMemoryRepository, add_to_window
 
 from ..corpus import VECTORS, parse
 

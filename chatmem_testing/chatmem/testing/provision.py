@@ -1,4 +1,9 @@
-"""The in-memory repository: nothing to start; a namespace is one shared instance."""
+"""The kit's own harness: ``MemoryHarness`` for core's in-memory repository (entry point
+``memory`` in ``chatmem.harnesses``). Nothing to start; a namespace is one shared instance.
+
+Each store package ships its harnesses the same way, in ``chatmem.<store>.provision`` (as
+SQLAlchemy ships ``testing/provision.py`` per dialect), so the kit runs from the wheel.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,13 @@ from typing import Any
 
 from chatmem.core import AsyncInMemoryChatMemoryRepository, InMemoryChatMemoryRepository
 from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
-from chatmem.testing.harness import Harness, ServerInfo, Unavailable, unique_suffix
+
+from .harness import Harness, ServerInfo, Unavailable, unique_suffix
 
 
 class MemoryHarness(Harness):
+    """``InMemoryChatMemoryRepository``: repositories sharing a namespace share one store."""
+
     name = "memory"
 
     def __init__(self) -> None:
@@ -48,6 +56,3 @@ class MemoryHarness(Harness):
             "in-process only: every repository_from_url('memory:') is a new empty store, "
             "so threads and processes cannot share a cold default namespace"
         )
-
-
-HARNESS = MemoryHarness
