@@ -97,9 +97,14 @@ def test_the_class_for_a_url_needs_no_server() -> None:
 
 
 def test_a_config_must_be_the_url_stores_own() -> None:
+    import dataclasses
+
     from chatmem.core import InvalidArgumentError, repository_from_url
     from chatmem.jdbc import JdbcConfig
-    from chatmem.redis import RedisConfig
+
+    @dataclasses.dataclass
+    class RedisConfig:  # another store's config, by name (this session has no redis driver)
+        table_name: str = "t"
 
     with pytest.raises(
         InvalidArgumentError, match=r"is a RedisConfig; sqlite:// URLs take JdbcConfig"
