@@ -4,6 +4,7 @@
 # and prints the conformance summary. Arguments go to nox (e.g. -s conformance).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+started=$(date +%s)
 
 # Every CPython that pyenv has (never downloaded); nox skips the missing ones.
 if command -v pyenv >/dev/null 2>&1; then
@@ -32,14 +33,19 @@ export CHATMEM_REQUIRE_BACKENDS="${CHATMEM_REQUIRE_BACKENDS:-memory,sqlite,postg
 export CHATMEM_SUMMARY_DIR="$PWD/.work/summary"
 rm -rf "$CHATMEM_SUMMARY_DIR"
 
-nox "$@"
-status=$?
-# The reliability suite, short profile, on the servers that start in seconds (the full
-# profile on every backend: nox -s reliability -- --profile full).
-if [ $# -eq 0 ]; then
-  nox -s "reliability(sqlite)" "reliability(postgres)" "reliability(mariadb)" \
-    "reliability(redis)" "reliability(mongo)" -- --profile short || status=1
+if [ $# -gt 0 ]; then
+  nox "$@"
+  status=$?
+else
+  # every default session plus the reliability suite's short profile on the servers that
+  # start in seconds (the full profile on every backend: nox -s reliability -- --profile
+  # full), two sessions at a time; the per-session time table comes last
+  python3 scripts/lib/lanes.py --budget "${CHATMEM_BUDGET_MINUTES:-60}" --since "$started" \
+    --also "reliability(sqlite)" "reliability(postgres)" "reliability(mariadb)" \
+    "reliability(redis)" "reliability(mongo)"
+  status=$?
 fi
 nox -s summary >/dev/null 2>&1 || true
 [ -f conformance-summary.md ] && cat conformance-summary.md
+[ -f .work/times.md ] && cat .work/times.md
 exit $status

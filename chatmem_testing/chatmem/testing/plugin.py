@@ -36,9 +36,11 @@ from .harness import (
     testcontainers_image,
 )
 from .registry import HarnessNotFoundError, load_harness
-from .twins import TWINS, LoopThread, blocking_view, twin_from_env
+from .twins import BOTH, TWINS, LoopThread, blocking_view, twin_from_env
 
 _STATE: dict[str, Any] = {}
+SUITE_PACKAGE = "chatmem.testing.suite"
+"""Where the shared suite's tests are defined (a backend's test module star-imports them)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,9 +53,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--twin",
         default=None,
-        choices=TWINS,
-        help="which twin the shared suite tests: sync (default) or async (through a blocking "
-        "view of the backend's async repository; env CHATMEM_TWIN)",
+        choices=(*TWINS, BOTH),
+        help="which twin the shared suite tests: sync (default), async (through a blocking "
+        "view of the backend's async repository) or both (every twin-dependent test once per "
+        "twin, on one server start); env CHATMEM_TWIN",
     )
     group.addoption(
         "--harness",
@@ -85,6 +88,25 @@ def backend_name(config: pytest.Config) -> str:
     return harness.name if harness is not None else str(config.getoption("--backend"))
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``--twin both``: every shared-suite test that depends on the ``twin`` fixture runs once
+    per twin (a backend's own tests keep the sync twin, as in a ``--twin sync`` run)."""
+    shared = metafunc.function.__module__.startswith(SUITE_PACKAGE)
+    if shared and "twin" in metafunc.fixturenames and twin_of(metafunc.config) == BOTH:
+        metafunc.parametrize("twin", TWINS, indirect=True, scope="session")
+
+
+def _sync_run_of_async_test(item: pytest.Item) -> bool:
+    """In a ``--twin both`` run: the sync copy of a test only the async twin runs."""
+    callspec = getattr(item, "callspec", None)
+    fixtures = getattr(item, "fixturenames", ())
+    return (
+        callspec is not None
+        and callspec.params.get("twin") == "sync"
+        and ("async_twin" in fixtures)
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     harness: Harness | None = _STATE.get("harness")
     names = {backend_name(config), *(harness.also_runs if harness else ())}
@@ -92,7 +114,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     drop: list[pytest.Item] = []
     for item in items:
         marker = item.get_closest_marker("backend")
-        (drop if marker is not None and not names & set(marker.args) else keep).append(item)
+        foreign = marker is not None and not names & set(marker.args)
+        (drop if foreign or _sync_run_of_async_test(item) else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -180,8 +203,13 @@ def twin_of(config: pytest.Config) -> str:
 
 @pytest.fixture(scope="session")
 def twin(request: pytest.FixtureRequest) -> str:
-    """``"sync"`` or ``"async"``: which twin the shared suite is testing in this run."""
-    return twin_of(request.config)
+    """``"sync"`` or ``"async"``: which twin the shared suite is testing (in a ``--twin both``
+    run, this test's copy)."""
+    param = getattr(request, "param", None)
+    if param is not None:
+        return str(param)
+    chosen = twin_of(request.config)
+    return "sync" if chosen == BOTH else chosen
 
 
 @pytest.fixture(scope="session")
@@ -323,7 +351,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     suite = " ".join(sorted({a.split("::")[0].rstrip("/") for a in config.args})) or "."
     twin = twin_of(config)
     if twin != "sync":
-        suite = f"{suite} (async twin)"
+        suite = f"{suite} ({'both twins' if twin == BOTH else 'async twin'})"
     row = {
         "suite": suite,
         "backend": backend,

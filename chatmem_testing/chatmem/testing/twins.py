@@ -24,13 +24,15 @@ from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRe
 
 T = TypeVar("T")
 TWINS = ("sync", "async")
+BOTH = "both"
+"""The run that tests each twin in turn, on one server start."""
 
 
 def twin_from_env() -> str:
-    """``CHATMEM_TWIN``: ``sync`` (the default) or ``async``."""
+    """``CHATMEM_TWIN``: ``sync`` (the default), ``async`` or ``both``."""
     twin = os.environ.get("CHATMEM_TWIN", "sync").strip().lower() or "sync"
-    if twin not in TWINS:
-        raise ValueError(f"CHATMEM_TWIN must be one of {', '.join(TWINS)}, not {twin!r}")
+    if twin not in (*TWINS, BOTH):
+        raise ValueError(f"CHATMEM_TWIN must be one of {', '.join(TWINS)}, both, not {twin!r}")
     return twin
 
 
