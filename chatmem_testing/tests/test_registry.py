@@ -99,3 +99,36 @@ def test_an_unknown_backend_stops_pytest_with_a_usage_error() -> None:
     )
     assert out.returncode == 4, out.stdout + out.stderr  # pytest's usage-error exit code
     assert "unknown backend 'nosuchstore'" in out.stderr
+
+
+def _collected(*args: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--backend", "memory", "--co", "-q", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return [line for line in out.stdout.splitlines() if "::" in line]
+
+
+def test_twin_both_runs_each_shared_test_once_per_twin() -> None:
+    """``--twin both`` collects every shared test the one-twin runs collect, a twin-dependent
+    one once per twin and an async-only one once; a module outside the suite is unchanged."""
+    suite, cli = "conformance_tests/test_suite.py", "conformance_tests/test_cli_reads.py"
+    sync = _collected(suite, cli, "--twin", "sync")
+    both = _collected(suite, cli, "--twin", "both")
+
+    def base(node: str) -> str:
+        return node.split("[")[0]
+
+    assert {base(n) for n in both} == {base(n) for n in sync}
+    round_trip = f"{suite}::test_save_and_read_back_every_kind_and_field"
+    assert sorted(n for n in both if base(n) == round_trip) == [
+        f"{round_trip}[async]",
+        f"{round_trip}[sync]",
+    ]
+    many_tasks = [n for n in both if "test_async_many_tasks_on_one_conversation" in n]
+    assert many_tasks and all("[async" in n for n in many_tasks)  # needs the async twin
+    assert [n for n in both if n.startswith(cli)] == [n for n in sync if n.startswith(cli)]
