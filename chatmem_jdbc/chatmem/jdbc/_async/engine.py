@@ -1,7 +1,5 @@
-"""Engines with the settings chat memory needs: ``make_async_engine`` (SQLAlchemy asyncio) is
-written here once as async code, and ``make_engine`` in ``_engine.py`` is its generated sync
-twin. The I/O-free parts both share (default drivers, WAL hook, idle pings) are in
-``_engine_setup.py``.
+"""This twin's engine factory, with the settings chat memory needs. The I/O-free parts both
+twins share (default drivers, WAL hook, idle pings) are in ``_engine_setup.py``.
 """
 
 from __future__ import annotations
@@ -39,8 +37,8 @@ def make_async_engine(
     one shared connection for ``:memory:``; servers: pooled connections pinged only after
     ``idle_ping_seconds`` idle; MySQL/MariaDB: a returned connection rolled back only when
     it holds an open transaction, and PyMySQL/aiomysql connections accept multi-statement
-    queries for the fast path); a URL without a driver gets the extra's (async: aiosqlite,
-    psycopg, aiomysql; SQL Server and Oracle have no async twin: ``InvalidArgumentError``)."""
+    queries for the fast path); a URL without a driver gets this twin's default for its
+    database (``async_engine_url`` picks it)."""
     parsed = async_engine_url(url)
     backend = parsed.get_backend_name()
     file_db = backend == "sqlite" and sqlite_options(parsed, engine_options)
@@ -61,7 +59,7 @@ def make_async_engine(
     except ModuleNotFoundError as exc:  # the URL's driver is not installed
         extra = DRIVER_EXTRAS.get(backend, backend)
         raise MissingDependencyError(extra, exc.name or parsed.drivername) from exc
-    if ASYNC:
+    if ASYNC:  # pool events are sync code: they attach to the engine under the asyncio one
         events = engine.sync_engine
     else:
         events = engine
@@ -78,8 +76,10 @@ def make_async_engine(
 
 
 def _sleep(seconds: float) -> None:
-    """Wait inside a pool event: the async twin awaits from SQLAlchemy's greenlet."""
+    """Wait inside a pool event (the WAL set-up's retries)."""
     if ASYNC:
+        # a pool event is sync code: await asyncio's sleep from SQLAlchemy's greenlet, so
+        # the event loop keeps running
         await_only(asyncio.sleep(seconds))
     else:
         time.sleep(seconds)

@@ -1,17 +1,17 @@
 """The window's two hot operations on the driver's own connection, with the SQL SQLAlchemy
 compiled once: on SQLite and on psycopg, SQLAlchemy's per-statement bookkeeping costs as much
-as the statement. Written once as async code; ``_fast.py`` is its generated sync twin.
+as the statement. Each twin runs on its own drivers' connections (each item below names the
+blocking twin's, then the other's).
 
-- SQLite: the pooled sqlite3 connection; in the async twin aiosqlite's, which runs each
-  connection's sqlite3 calls in a thread of its own (the driver's design: sqlite3 has no
-  asyncio API), so the loop only awaits. Appends take the write lock up front (``BEGIN
-  IMMEDIATE``); "database is locked" is a lost race, retried by the caller.
-- PostgreSQL: psycopg's connection (the async twin: its asyncio connection) in autocommit,
-  one round trip per read or append, kept between calls like SQLite's.
-- MySQL/MariaDB (PyMySQL; the async twin: aiomysql), on engines ``make_engine`` made (their
-  connections allow multi-statement queries): the statements and their ``COMMIT`` go as one
-  query, so a read or an append is one round trip instead of two or three (see
-  ``_mysql.py``).
+- SQLite: the pooled sqlite3 connection, or aiosqlite's (``SQLITE_DRIVER``). Appends take
+  the write lock up front (``BEGIN IMMEDIATE``); "database is locked" is a lost race, retried
+  by the caller.
+- PostgreSQL: psycopg's connection (blocking, or non-blocking) in autocommit, one round
+  trip per read or append, kept between calls like SQLite's.
+- MySQL/MariaDB (PyMySQL, or aiomysql), on engines ``make_engine`` or ``make_async_engine``
+  made (their connections allow multi-statement queries): the statements and their
+  ``COMMIT`` go as one query, so a read or an append is one round trip instead of two or
+  three (see ``_mysql.py``).
 
 Driver errors go through the same translation as SQLAlchemy's (``as_dbapi_error``).
 """
@@ -60,6 +60,8 @@ ASYNC = True
 T = TypeVar("T")
 
 if ASYNC:
+    # aiosqlite runs each connection's sqlite3 calls in a thread of its own (the driver's
+    # design: sqlite3 has no asyncio API), so the event loop only awaits.
     SQLITE_DRIVER = "aiosqlite"
 
 else:
@@ -110,9 +112,9 @@ def fast_path_for(
 
 
 async def _pool(call: Callable[..., T], *args: Any) -> T:
-    """Run a pool operation (checkout, checkin, invalidate). The async twin runs it in
-    SQLAlchemy's greenlet, where the driver adapter awaits the driver's coroutines."""
+    """Run a pool operation (checkout, checkin, invalidate)."""
     if ASYNC:
+        # in SQLAlchemy's greenlet, where the driver adapter awaits the driver's coroutines
         return await greenlet_spawn(call, *args)
     else:
         return call(*args)

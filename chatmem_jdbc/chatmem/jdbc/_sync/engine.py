@@ -1,9 +1,7 @@
 # Generated from chatmem_jdbc/chatmem/jdbc/_async/engine.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""Engines with the settings chat memory needs: ``make_async_engine`` (SQLAlchemy asyncio) is
-written here once as async code, and ``make_engine`` in ``_engine.py`` is its generated sync
-twin. The I/O-free parts both share (default drivers, WAL hook, idle pings) are in
-``_engine_setup.py``.
+"""This twin's engine factory, with the settings chat memory needs. The I/O-free parts both
+twins share (default drivers, WAL hook, idle pings) are in ``_engine_setup.py``.
 """
 
 from __future__ import annotations
@@ -36,8 +34,8 @@ def make_engine(
     one shared connection for ``:memory:``; servers: pooled connections pinged only after
     ``idle_ping_seconds`` idle; MySQL/MariaDB: a returned connection rolled back only when
     it holds an open transaction, and PyMySQL/aiomysql connections accept multi-statement
-    queries for the fast path); a URL without a driver gets the extra's (async: aiosqlite,
-    psycopg, aiomysql; SQL Server and Oracle have no async twin: ``InvalidArgumentError``)."""
+    queries for the fast path); a URL without a driver gets this twin's default for its
+    database (``engine_url`` picks it)."""
     parsed = engine_url(url)
     backend = parsed.get_backend_name()
     file_db = backend == "sqlite" and sqlite_options(parsed, engine_options)
@@ -68,5 +66,5 @@ def make_engine(
 
 
 def _sleep(seconds: float) -> None:
-    """Wait inside a pool event: the async twin awaits from SQLAlchemy's greenlet."""
+    """Wait inside a pool event (the WAL set-up's retries)."""
     time.sleep(seconds)

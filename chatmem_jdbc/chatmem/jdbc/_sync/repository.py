@@ -1,8 +1,7 @@
 # Generated from chatmem_jdbc/chatmem/jdbc/_async/repository.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""The SQL chat memory repository, through SQLAlchemy 2. Written once as async code (the async
-twin runs on SQLAlchemy's asyncio engine: aiosqlite, psycopg's async mode, aiomysql); the
-sync twin is generated from it by ``scripts/unasync.py``.
+"""The SQL chat memory repository, through SQLAlchemy 2 (each twin on its own kind of engine
+and its own drivers).
 
 Every write is one transaction that first locks the conversation's row in
 ``<table>_conversation`` (SQLite: BEGIN IMMEDIATE), so appends, replaces and window edits on
@@ -51,14 +50,15 @@ T = TypeVar("T")
 
 
 class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
-    """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle (the async twin:
-    SQLite, PostgreSQL, MySQL/MariaDB; the others raise ``InvalidArgumentError``).
+    """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle (the blocking
+    twin serves all five; the non-blocking one the first three, and the others raise
+    ``InvalidArgumentError``).
 
-    Pass a SQLAlchemy engine (the async twin: an asyncio engine; never disposed by us) or a
-    URL string; use ``from_url`` for the URL form with engine options. An engine made from a
-    URL is the repository's own: ``close()`` (or leaving a ``with`` block) disposes it. The
-    async twin built on an engine creates the schema on its first call (a constructor cannot
-    await); the async ``from_url`` creates it before returning, as the sync constructor does.
+    Pass a SQLAlchemy engine of this twin's kind (never disposed by us) or a URL string; use
+    ``from_url`` for the URL form with engine options. An engine made from a URL is the
+    repository's own: ``close()`` (or leaving a ``with`` block) disposes it. ``from_url``
+    creates the schema before it returns; otherwise the blocking twin's constructor creates
+    it, and the non-blocking twin's first call does (its constructor does no I/O).
     """
 
     def __init__(
@@ -112,10 +112,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             self.create_schema()
 
     def close(self) -> None:
-        """Dispose the engine this repository made (a given one stays open). The async twin
-        first waits for the work cancelled callers left running: disposed under it, their
-        connections would be cut off mid-transaction (on SQLite the file then stayed locked
-        until the garbage collector found them)."""
+        """Dispose the engine this repository made (a given one stays open)."""
         super().close()
 
     def _initialize(self) -> None:
@@ -132,9 +129,9 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
     ) -> JdbcChatMemoryRepository:
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
-        ``postgresql+psycopg://user:pw@host/db`` (the async twin picks the asyncio driver:
-        aiosqlite, psycopg, aiomysql) and create the schema now; ``close()`` disposes the
-        engine made."""
+        ``postgresql+psycopg://user:pw@host/db`` (without a ``+driver``, this twin's default
+        driver for the database) and create the schema now; ``close()`` disposes the engine
+        made."""
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_engine(url, **(engine_options or {}))
 
@@ -448,8 +445,7 @@ def _to_the_end(work: T) -> T:
 
 
 def _on_connection(conn: Connection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
-    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL); the async twin
-    runs it through ``run_sync``, in SQLAlchemy's greenlet."""
+    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL) on ``conn``."""
     return fn(conn, *args, **kw)
 
 

@@ -1,7 +1,4 @@
-"""Creating and checking the indexes ``_schema.py`` defines: the only I/O on the shape.
-
-Written once, as async code; the sync twin is generated from it by ``scripts/unasync.py``.
-"""
+"""Creating and checking the indexes ``_schema.py`` defines: the only I/O on the shape."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """``AsyncMongoChatMemoryRepository``: chat memory in MongoDB, one document per conversation.
 
-Written once, as async code on PyMongo's own asyncio API (no thread per call); the sync twin,
-on the blocking client, is generated from it by ``scripts/unasync.py``. The pure parts (the
-snapshot cache, the trim, the document shape and codec) live once, in ``_snapshots.py``,
-``_schema.py`` and ``_codec.py``.
+Each twin is on PyMongo's own client of its kind (the blocking one, or the non-blocking one:
+no thread per call). The pure parts (the snapshot cache, the trim, the document shape and
+codec) live once, in ``_snapshots.py``, ``_schema.py`` and ``_codec.py``.
 
 Why one document per conversation, rewritten with compare-and-set:
 

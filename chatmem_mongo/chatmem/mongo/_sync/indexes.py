@@ -1,9 +1,6 @@
 # Generated from chatmem_mongo/chatmem/mongo/_async/indexes.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""Creating and checking the indexes ``_schema.py`` defines: the only I/O on the shape.
-
-Written once, as async code; the sync twin is generated from it by ``scripts/unasync.py``.
-"""
+"""Creating and checking the indexes ``_schema.py`` defines: the only I/O on the shape."""
 
 from __future__ import annotations
 

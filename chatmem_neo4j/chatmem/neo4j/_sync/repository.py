@@ -2,22 +2,19 @@
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``Neo4jChatMemoryRepository``: I/O only; the graph shape and Cypher live in ``_schema``.
 
-Written once, as async code on the driver's own asyncio API; the sync twin is generated
-from it by ``scripts/unasync.py``.
+Each twin is on the neo4j driver's own API of its kind (blocking, or non-blocking), no other
+package.
 
 Every operation except the window edit is one auto-commit statement (one round trip), and
 every statement that touches a conversation first takes the write lock of its session node
 (see ``_schema``): writers serialise inside the server, nothing is lost, and readers see a
 replace whole or not at all. The window edit (an add that carries a system message) reads
 and writes in one managed transaction that holds the same lock from its first statement.
-In the async twin, the writers of one conversation inside one repository object also queue
-on an asyncio lock (one per conversation with a writer in flight, dropped when the last
-leaves): 100 tasks appending to one conversation otherwise deadlocked each other in the
-server about 1,200 times per 100 appends; the session-node lock still orders other
-processes and other repository objects. A window append whose positions cross a multiple
-of ``TRIM_EVERY * window`` is followed by one trim statement. Statements the server
-rejected before commit (deadlock, lock timeout, not a leader) are re-run; a lost connection
-is reported, never blindly re-run.
+The non-blocking twin also queues the writers of one conversation inside one repository
+object before they reach the server (its ``_one_writer`` says why). A window append whose
+positions cross a multiple of ``TRIM_EVERY * window`` is followed by one trim statement.
+Statements the server rejected before commit (deadlock, lock timeout, not a leader) are
+re-run; a lost connection is reported, never blindly re-run.
 
 Needs Neo4j 5.7 or later (sessions turn server notifications off so that plans on labels
 not yet created do not log warnings); tested on 5.26 LTS.
@@ -82,8 +79,9 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     Pass your ``neo4j.Driver`` (never closed by us) and keyword options (see
     ``Neo4jConfig``), or use ``from_url("neo4j://user:pass@host:7687", database=...)``.
-    With ``initialize_schema="always"`` the async twin, whose constructor cannot wait,
-    creates the schema on its first call; ``from_url`` creates it before it returns.
+    With ``initialize_schema="always"`` the schema is created by ``from_url`` before it
+    returns; on a given driver, by the constructor of the blocking twin and by the first call
+    of the non-blocking one (whose constructor does no I/O).
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset({Capability.LABELS})
@@ -149,7 +147,7 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
         concurrent creator's win is tolerated) and wait until they are online. When both
         are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
-        # One creator per process (per event loop) at a time: concurrent CREATE CONSTRAINTs
+        # One creator per process at a time (``_schema_lock``): concurrent CREATE CONSTRAINTs
         # queue on the server's schema lock, so the others would only wait; after the first,
         # they see everything online and run no DDL.
         with _schema_lock():
@@ -308,7 +306,8 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     ) -> list[neo4j.Record]:
         """One auto-commit statement (one round trip). Conversation reads are writes too:
         they lock their session node (see ``_schema``). ``writer`` names the conversation a
-        write changes (the async twin queues its writers, see the module docstring)."""
+        write changes (only the non-blocking twin uses it: it queues its writers, see the
+        module docstring)."""
         self._schema_check()
 
         def run() -> list[neo4j.Record]:

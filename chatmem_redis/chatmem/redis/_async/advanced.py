@@ -1,5 +1,4 @@
-"""``AsyncAdvancedRedisChatMemoryRepository``: the advanced queries as a protocol. Written
-once, as async code; the sync twin is generated from it by ``scripts/unasync.py``."""
+"""``AsyncAdvancedRedisChatMemoryRepository``: the advanced queries as a protocol."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """``AsyncRedisChatMemoryRepository``: I/O only. Storage shape in ``_schema``, scripts in
-``_scripts``, queries in ``_search``. Written once, as async code on the asyncio client;
-the sync twin, on the blocking client, is generated from it by ``scripts/unasync.py``.
+``_scripts``, queries in ``_search``; on redis-py's ``redis.asyncio`` client.
 
 Every write is one Lua script call (one round trip, atomic): append with a server-assigned
 position and optional trim, replace, delete. Every read is one plain ZRANGE of the
@@ -18,7 +17,7 @@ from collections.abc import Callable, Sequence  # noqa: E402
 from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
-# the blocking client has the same API as the asyncio one (the sync twin drops the awaits)
+# both twins' clients have one API; scripts/unasync.py swaps the module (its NAMES table)
 import redis.asyncio  # noqa: E402
 import redis.asyncio.cluster  # noqa: E402
 from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
@@ -148,8 +147,9 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
     closed here) or use ``from_url`` (``redis://``, or ``redis+cluster://h:p,h:p``). Options are
     those of ``RedisConfig``. With ``initialize_schema="always"`` (the default) the search index
     is created if missing: by ``from_url`` before it returns; on a given client, by the
-    constructor of the sync twin and by the first call of the async one (whose constructor
-    cannot do I/O). History reads and writes never need the index, only the advanced queries.
+    constructor of the blocking twin and by the first call of the non-blocking one (whose
+    constructor does no I/O). History reads and writes never need the index, only the
+    advanced queries.
     """
 
     capabilities = frozenset({Capability.TTL, Capability.SEARCH})

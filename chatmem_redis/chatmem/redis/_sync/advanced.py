@@ -1,7 +1,6 @@
 # Generated from chatmem_redis/chatmem/redis/_async/advanced.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""``AdvancedRedisChatMemoryRepository``: the advanced queries as a protocol. Written
-once, as async code; the sync twin is generated from it by ``scripts/unasync.py``."""
+"""``AdvancedRedisChatMemoryRepository``: the advanced queries as a protocol."""
 
 from __future__ import annotations
 
