@@ -199,16 +199,19 @@ def _answer_ids(m: ModelMessage) -> set[str]:
 
 
 def turn_starts(history: Sequence[ModelMessage]) -> list[int]:
-    """Indexes where a history may begin: a request with a user prompt, with no tool call
-    before it answered at or after it (so a cut there never splits a call from its return)."""
+    """Indexes where a history may begin: a request with a user prompt answering no tool call,
+    with no tool call before it answered at or after it (so a cut there never splits a call
+    from its return)."""
     starts: list[int] = []
     answered_later: list[set[str]] = [set() for _ in range(len(history) + 1)]
     for i in range(len(history) - 1, -1, -1):
         answered_later[i] = answered_later[i + 1] | _answer_ids(history[i])
     called: set[str] = set()
     for i, m in enumerate(history):
-        is_prompt = isinstance(m, ModelRequest) and any(
-            isinstance(p, UserPromptPart) for p in m.parts
+        is_prompt = (
+            isinstance(m, ModelRequest)
+            and any(isinstance(p, UserPromptPart) for p in m.parts)
+            and not _answer_ids(m)  # its calls may lie before a bounded read
         )
         if is_prompt and not (called & answered_later[i]):
             starts.append(i)
