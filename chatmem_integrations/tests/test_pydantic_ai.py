@@ -186,7 +186,7 @@ def _message_of(side: str, part: Any) -> pm.ModelMessage:
     return pm.ModelRequest(parts=[part]) if side == "request" else pm.ModelResponse(parts=[part])
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # RetryPromptPart is deprecated
+@pytest.mark.filterwarnings("ignore:`RetryPromptPart` is deprecated")
 @pytest.mark.parametrize(
     ("side", "tag", "cls"),
     [("request", t, c) for t, c in REQUEST_KINDS] + [("response", t, c) for t, c in RESPONSE_KINDS],
