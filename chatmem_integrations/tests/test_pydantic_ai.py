@@ -9,6 +9,7 @@ backend's async twin of the same data.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -276,6 +277,46 @@ def test_bytes_read_back_as_pydantic_ais_own_json_gives_them() -> None:
     history = [pm.ModelRequest(parts=[pm.ToolReturnPart("g", b"\x00\xff", tool_call_id="b")])]
     own = dump(ADAPTER.validate_json(dump(history)))
     assert dump(to_pydantic_ai(from_pydantic_ai(history))) == own
+
+
+def _with_slot(m: Any, slot: dict[str, Any]) -> Any:
+    return dataclasses.replace(m, metadata={"pydantic_ai": slot})
+
+
+def test_a_part_kind_of_a_newer_release_is_kept_and_read_naturally() -> None:
+    stored = from_pydantic_ai(
+        [
+            pm.ModelRequest(parts=[pm.UserPromptPart("q")]),
+            pm.ModelResponse(parts=[pm.TextPart("a")]),
+        ]
+    )
+    slot = json.loads(json.dumps(stored[1].metadata["pydantic_ai"]))
+    slot["message"]["parts"].append({"part_kind": "from-the-future", "payload": [1, 2]})
+    stored[1] = _with_slot(stored[1], slot)
+    repo = InMemoryChatMemoryRepository()
+    repo.save_all("c", stored)
+    history = ChatmemMessageHistory(repo, "c")
+    loaded = history.load()
+    assert [type(p).__name__ for m in loaded for p in m.parts] == ["UserPromptPart", "TextPart"]
+    result = history.run_sync(make_agent(), "next")  # the agent runs on it
+    assert seen(result.output)["prompts"] == ["q", "next"]
+    after = repo.find_by_conversation_id("c")
+    assert after[:2] == stored  # the original stays stored, for a release that reads it
+
+
+def test_a_head_reads_its_original_when_a_follower_is_gone() -> None:
+    history = rich_history()[:1]  # [system prompt, user prompt]: a head and a follower
+    stored = from_pydantic_ai(history)
+    assert len(stored) == 2
+    assert dump(to_pydantic_ai(stored[:1])) == dump(history)
+    assert to_pydantic_ai(stored[1:]) == []  # an orphaned follower is no message
+
+
+def test_pydantic_ais_conversation_id_is_chatmems(repo: BaseChatMemoryRepository) -> None:
+    result = ChatmemMessageHistory(repo, "named").run_sync(make_agent(), "x")
+    assert {m.conversation_id for m in result.new_messages()} == {"named"}
+    with pytest.raises(InvalidArgumentError, match="conversation"):
+        ChatmemMessageHistory(repo, "named").run_sync(make_agent(), "x", conversation=None)
 
 
 def test_messages_written_by_others_are_read_naturally() -> None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pydantic
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -148,33 +149,54 @@ def _foreign(m: Message) -> ModelMessage:
     return ModelRequest(parts=[UserPromptPart(m.text or "")])
 
 
+def _slot(m: Message) -> Mapping[str, Any] | None:
+    slot = m.metadata.get(KEY)
+    return slot if isinstance(slot, Mapping) else None
+
+
+def _is_follower(m: Message) -> bool:
+    slot = _slot(m)
+    return slot is not None and "message" not in slot and slot.get("span") == 0
+
+
+def _original(slot: Mapping[str, Any], group: list[Message]) -> ModelMessage:
+    """The stored original; when this release cannot read it (written by a newer one, with a
+    part kind it does not know), the group's chatmem messages in their natural reading. The
+    stored original is never rewritten (runs only append), so a newer reader still gets it."""
+    try:
+        return _load(slot["message"])
+    except pydantic.ValidationError:
+        if isinstance(group[0], AssistantMessage):  # a response is one chatmem message
+            return _foreign(group[0])
+        parts: list[Any] = [p for m in group for p in _foreign(m).parts]
+        return ModelRequest(parts=parts)
+
+
 def groups_of(messages: Sequence[Message]) -> list[tuple[ModelMessage, list[Message]]]:
     """Chatmem messages cut into groups, each with its Pydantic AI message. A follower whose
-    head is missing (a bounded read began inside its group) is dropped, and so is a head
-    whose followers are not all there."""
+    head is missing (a bounded read began inside its group) is dropped; a head keeps the
+    followers that are there."""
     out: list[tuple[ModelMessage, list[Message]]] = []
     i, n = 0, len(messages)
     while i < n:
         m = messages[i]
-        slot = m.metadata.get(KEY)
-        if not isinstance(slot, dict) or ("message" not in slot and slot.get("span") != 0):
+        slot = _slot(m)
+        if _is_follower(m):
+            i += 1
+            continue
+        if slot is None or "message" not in slot:
             out.append((_foreign(m), [m]))
             i += 1
             continue
         span = slot.get("span")
-        if "message" not in slot or not isinstance(span, int) or span < 1:
-            i += 1  # an orphaned follower
-            continue
-        group = list(messages[i : i + span])
-        followers_ok = len(group) == span and all(
-            isinstance(x.metadata.get(KEY), dict) and x.metadata[KEY].get("span") == 0
-            for x in group[1:]
-        )
-        if followers_ok:
-            out.append((_load(slot["message"]), group))
-            i += span
-        else:
-            i += 1
+        j = i + 1
+        while (
+            j < n and j < i + (span if isinstance(span, int) else 1) and _is_follower(messages[j])
+        ):
+            j += 1
+        group = list(messages[i:j])
+        out.append((_original(slot, group), group))
+        i = j
     return out
 
 

@@ -38,6 +38,7 @@ from chatmem.core import (
     ChatMemoryRepository,
     ChatTurn,
     InvalidArgumentError,
+    Message,
 )
 from chatmem.core.backend import (
     is_async_repository,
@@ -109,7 +110,7 @@ class ChatmemMessageHistory:
         """A turn: ``with`` (sync repository) or ``async with`` (async repository)."""
         return MessageHistoryTurn(self)
 
-    def view(self, stored: Sequence[Any]) -> list[ModelMessage]:
+    def view(self, stored: Sequence[Message]) -> list[ModelMessage]:
         """What the agent is shown of the chatmem messages ``stored`` (pure: the bounds)."""
         if self.max_tokens is not None:
             return token_view(stored, self.max_tokens, self.count_tokens)
@@ -131,8 +132,9 @@ class ChatmemMessageHistory:
         self, agent: AbstractAgent[Any, OutputT], user_prompt: Any = None, **kwargs: Any
     ) -> AgentRunResult[OutputT]:
         """``agent.run(user_prompt, message_history=<this history>, **kwargs)``, its new
-        messages stored when it succeeds (async repository)."""
-        _no_history(kwargs)
+        messages stored when it succeeds (async repository). Pydantic AI's ``conversation_id``
+        is the chatmem one unless given."""
+        _run_arguments(self, kwargs)
         if not is_async_repository(self.repository):
             raise InvalidArgumentError(
                 "repository", "is a sync repository: call run_sync, or pass an Async*Repository"
@@ -149,7 +151,7 @@ class ChatmemMessageHistory:
     ) -> AgentRunResult[OutputT]:
         """``agent.run_sync`` with this history, its new messages stored when it succeeds
         (sync repository)."""
-        _no_history(kwargs)
+        _run_arguments(self, kwargs)
         if is_async_repository(self.repository):
             raise InvalidArgumentError(
                 "repository", "is an async repository: await run, or pass a sync repository"
@@ -162,11 +164,14 @@ class ChatmemMessageHistory:
         return result
 
 
-def _no_history(kwargs: dict[str, Any]) -> None:
-    if "message_history" in kwargs:
-        raise InvalidArgumentError(
-            "message_history", "is the stored conversation's: ChatmemMessageHistory passes it"
-        )
+def _run_arguments(history: ChatmemMessageHistory, kwargs: dict[str, Any]) -> None:
+    """Check the agent's arguments; Pydantic AI's ``conversation_id`` defaults to chatmem's."""
+    for name in ("message_history", "conversation"):
+        if name in kwargs:
+            raise InvalidArgumentError(
+                name, "is the stored conversation's: ChatmemMessageHistory passes it"
+            )
+    kwargs.setdefault("conversation_id", history.conversation_id)
 
 
 class MessageHistoryTurn:
