@@ -150,11 +150,14 @@ NATURAL = {
     "legacy-retry-tool-return": ToolResponseMessage,
     "text": AssistantMessage,
     "tool-call": AssistantMessage,
+    # Pydantic AI's own tools (subclasses of the tool call and return parts)
+    "tool-search-call": AssistantMessage,
+    "tool-search-return": ToolResponseMessage,
+    "capability-load-call": AssistantMessage,
+    "capability-load-return": ToolResponseMessage,
 }
 PASSTHROUGH = {
     "speech",
-    "tool-search-return",
-    "capability-load-return",
     "retry-prompt",
     "retry-feedback",
     "legacy-retry-feedback",
@@ -164,8 +167,6 @@ PASSTHROUGH = {
     "instruction-delta",
     "instruction-baseline",
     "compaction",
-    "tool-search-call",
-    "capability-load-call",
     "builtin-tool-search-call",
     "builtin-tool-call",
     "builtin-tool-search-return",
