@@ -585,6 +585,10 @@ def test_arguments_are_checked_before_any_io() -> None:
         asyncio.run(ChatmemMessageHistory(sync_repo, "c").run(make_agent(), "x"))
     with pytest.raises(InvalidArgumentError, match=r"repository.*await run"):
         ChatmemMessageHistory(async_repo, "c").run_sync(make_agent(), "x")
+    with pytest.raises(InvalidArgumentError, match=r"async with history\.turn"):
+        ChatmemMessageHistory(async_repo, "c").load()
+    with pytest.raises(InvalidArgumentError, match=r"`with history\.turn"):
+        asyncio.run(ChatmemMessageHistory(sync_repo, "c").aload())
     with pytest.raises(InvalidArgumentError, match="message_history"):
         ChatmemMessageHistory(sync_repo, "c").run_sync(make_agent(), "x", message_history=[])
     with pytest.raises(InvalidArgumentError, match="messages\\[0\\]"):

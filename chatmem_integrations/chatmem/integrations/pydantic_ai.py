@@ -193,6 +193,10 @@ class MessageHistoryTurn:
         self._turn.append(from_pydantic_ai(messages))
 
     def __enter__(self) -> MessageHistoryTurn:
+        if is_async_repository(self._history.repository):
+            raise InvalidArgumentError(
+                "repository", "is an async repository: use `async with history.turn()`"
+            )
         self._turn.__enter__()
         self.message_history = self._history.view(self._turn.history)
         return self
@@ -206,6 +210,10 @@ class MessageHistoryTurn:
         self._turn.__exit__(exc_type, exc, tb)
 
     async def __aenter__(self) -> MessageHistoryTurn:
+        if not is_async_repository(self._history.repository):
+            raise InvalidArgumentError(
+                "repository", "is a sync repository: use `with history.turn()`"
+            )
         await self._turn.__aenter__()
         self.message_history = self._history.view(self._turn.history)
         return self
