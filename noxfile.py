@@ -201,7 +201,7 @@ def reliability(session: nox.Session, backend: str) -> None:
     session.run("pytest", "reliability", "--backend", backend, "-q", "-rs", *session.posargs)
 
 
-FRAMEWORKS = "langchain,llamaindex,langgraph"
+FRAMEWORKS = "langchain,llamaindex,langgraph,pydantic-ai"
 # LangGraph's checkpointer conformance suite (a test dependency, not an extra)
 FRAMEWORK_TESTS = ["langgraph-checkpoint-conformance==0.0.2"]
 # the OpenTelemetry SDK's in-memory exporter and reader capture what chatmem emits

@@ -23,6 +23,7 @@ FRAMEWORKS = {
     "langgraph": ("langgraph", "langgraph"),
     "langgraph_store": ("langgraph", "langgraph"),
     "llamaindex": ("llama_index", "llamaindex"),
+    "pydantic_ai": ("pydantic_ai", "pydantic-ai"),
     "redis_vectorstore": ("redis", "redis"),
     "pgvector_vectorstore": ("sqlalchemy", "postgres"),
 }
@@ -73,6 +74,7 @@ def test_every_framework_extra_exists_and_pulls_only_its_framework() -> None:
     assert extras["langchain"] == ["langchain-core"]
     assert extras["llamaindex"] == ["llama-index-core"]
     assert extras["langgraph"] == ["langgraph"]
+    assert extras["pydantic-ai"] == ["pydantic-ai-slim"]
 
 
 def test_nothing_is_left_in_core() -> None:

@@ -9,6 +9,8 @@ public module per framework, each behind its own extra.
   (``pip install "chatmem[langgraph]"``).
 - ``chatmem.integrations.llamaindex``: LlamaIndex ``ChatMessage``, ``ChatmemDBChatStore``
   (for ``Memory``) and ``ChatmemChatStore`` (``pip install "chatmem[llamaindex]"``).
+- ``chatmem.integrations.pydantic_ai``: ``ChatmemMessageHistory``, an agent's message history
+  stored after each successful run (``pip install "chatmem[pydantic-ai]"``).
 - ``chatmem.integrations.advisors``: Spring AI's ``PromptChatMemoryAdvisor`` and
   ``VectorStoreChatMemoryAdvisor`` (no dependency), over the vector stores of
   ``vectorstore`` (in memory), ``redis_vectorstore`` (``chatmem[redis]``) and
@@ -28,7 +30,7 @@ framework's own base class defines that async method as the sync one in its exec
 The I/O of an adapter is written once in ``_async/`` and its sync twin generated in
 ``_sync/`` (``scripts/unasync.py``); conversions and record logic are pure modules beside.
 
-A new framework (issues 30 and 31: the OpenAI Agents SDK, Pydantic AI, Google ADK, Agent
+A new framework (issues 30 and 31: the OpenAI Agents SDK, Google ADK, Agent
 Framework, Strands) is one more public module here: ``require(<its module>, <its extra>)``
 first, its extra in ``pyproject.toml`` pulling only the framework, its I/O in ``_async/``,
 ``_repos.pick`` for a sync/async pair, and its tests in ``chatmem_integrations/tests`` on the
