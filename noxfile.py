@@ -244,6 +244,7 @@ def integrations(session: nox.Session, backend: str) -> None:
         "chatmem_integrations/tests/test_llamaindex_stores.py",
         "chatmem_integrations/tests/test_spring_advisors.py",
         "chatmem_integrations/tests/test_langgraph.py",
+        "chatmem_integrations/tests/test_pydantic_ai.py",
         "chatmem_core/tests/test_observability.py",
         "--backend",
         backend,

@@ -424,8 +424,8 @@ def test_migrate_10000_conversations_sqlite_to_sqlite(
     sqlite_url: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The acceptance run: 10,000 conversations copied with identical exports, then a second
-    run copies nothing. Runs in CI on the main Python (about 45 s: 10,000 seeded writes, two
-copies and two exports; speed is the bench's concern)."""
+        run copies nothing. Runs in CI on the main Python (about 45 s: 10,000 seeded writes, two
+    copies and two exports; speed is the bench's concern)."""
     src, dst = sqlite_url("big-src.db"), sqlite_url("big-dst.db")
     _seed_sqlite(src, 10_000)
     assert main(["migrate", "--from", src, "--to", dst, "--page-size", "700"]) == 0
