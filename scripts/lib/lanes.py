@@ -3,8 +3,8 @@
 The machine CI runs on has two cores, and most sessions spend their time waiting on a
 server, a JVM's start or a sleep in a fault test, so two sessions at a time finish the
 suite in about two thirds of the serial time. Every harness takes free ports, so sessions
-never collide; sessions that start a JVM (Cassandra, Neo4j) stay on one lane so that no
-two JVMs compete for the cores at once.
+never collide. Lanes take the next session from one queue, longest expected first; sessions
+that start a JVM (Cassandra, Neo4j) run one at a time, so no two JVMs compete for the cores.
 
 Usage: ``python scripts/lib/lanes.py [--budget MINUTES] [--lanes N] [SESSION ...]``
 (default: nox's default sessions). Each session's output goes to ``.work/logs/``; a failed
@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,20 +32,32 @@ TABLE = ROOT / ".work" / "times.md"
 TAIL_LINES = 120
 
 JVM = re.compile(r"cassandra|neo4j")
-"""Sessions that start a JVM: one at a time, on lane 0."""
+"""Sessions that start a JVM: one at a time (whichever lane is free takes the next)."""
 
 ESTIMATE_MINUTES: dict[str, float] = {
-    "conformance(cassandra_cluster": 9.0,
-    "conformance(neo4j": 6.0,
-    "conformance(cassandra": 5.0,
-    "conformance_tc": 1.5,
-    "longterm(cassandra": 1.5,
-    "longterm(neo4j": 1.5,
-    "typecheck": 2.5,
-    "unit": 2.5,
-    "reliability": 2.0,
-    "conformance(redis_cluster": 2.0,
+    "conformance(cassandra_cluster": 12.0,
+    "conformance(neo4j": 9.0,
+    "conformance(cassandra": 7.0,
+    "conformance(redis_cluster": 4.0,
+    "conformance(ferretdb": 4.0,
+    "conformance(mongo": 3.0,
+    "conformance(sqlite": 2.5,
+    "conformance(oracle": 0.3,
+    "conformance(mssql": 0.3,
+    "conformance_tc(backend='cassandra')": 3.0,
+    "conformance_tc(backend='neo4j')": 1.5,
+    "conformance_tc": 1.0,
+    "conformance_tc(backend='mssql')": 0.3,
+    "conformance_tc(backend='oracle')": 0.3,
+    "unit-3.11": 4.0,
+    "unit": 2.0,
+    "longterm(cassandra": 2.0,
+    "longterm(neo4j": 2.0,
+    "longterm": 0.5,
+    "reliability": 1.5,
+    "typecheck": 1.0,
     "docs": 1.5,
+    "lint": 0.3,
 }
 """First guesses at each session's minutes (longest prefix wins), used to balance the
 lanes on a fresh machine; a previous run's ``.work/times.json`` replaces them."""
@@ -63,13 +75,34 @@ class Result:
     status: str  # "passed", "failed", "skipped"
 
 
-@dataclass
-class Lane:
-    """Sessions run one after another in one nox process each."""
+class Queue:
+    """The sessions not started yet, longest expected first. A lane takes the first one it
+    may run: a JVM session only while no other lane runs one."""
 
-    index: int
-    sessions: list[str] = field(default_factory=list)
-    planned: float = 0.0
+    def __init__(self, sessions: list[str], previous: dict[str, float]) -> None:
+        self._waiting = sorted(sessions, key=lambda s: -estimate(s, previous))
+        self._jvm_busy = False
+        self._changed = threading.Condition()
+
+    def take(self) -> str | None:
+        """The next session for a free lane (blocks while only JVM sessions wait and one
+        runs); None when nothing is left."""
+        with self._changed:
+            while self._waiting:
+                for session in self._waiting:
+                    if not (JVM.search(session) and self._jvm_busy):
+                        self._waiting.remove(session)
+                        self._jvm_busy |= bool(JVM.search(session))
+                        return session
+                self._changed.wait()
+            return None
+
+    def done(self, session: str) -> None:
+        """``session`` finished: a waiting JVM session may start."""
+        with self._changed:
+            if JVM.search(session):
+                self._jvm_busy = False
+            self._changed.notify_all()
 
 
 def default_sessions() -> list[str]:
@@ -88,34 +121,24 @@ def estimate(session: str, previous: dict[str, float]) -> float:
     return ESTIMATE_MINUTES[max(prefixes, key=len)] if prefixes else DEFAULT_MINUTES
 
 
-def plan(sessions: list[str], lanes: int, previous: dict[str, float]) -> list[Lane]:
-    """JVM sessions on lane 0, then the rest longest first onto the least loaded lane."""
-    result = [Lane(i) for i in range(lanes)]
-    ordered = sorted(sessions, key=lambda s: -estimate(s, previous))
-    for session in ordered:
-        lane = result[0] if JVM.search(session) else min(result, key=lambda lane: lane.planned)
-        lane.sessions.append(session)
-        lane.planned += estimate(session, previous)
-    return result
-
-
-def run_lane(lane: Lane, results: list[Result], lock: threading.Lock) -> None:
-    """Run the lane's sessions in turn; record each one's time and status."""
-    for session in lane.sessions:
+def run_lane(lane: int, queue: Queue, results: list[Result], lock: threading.Lock) -> None:
+    """Take sessions from the queue until it is empty; record each one's time and status."""
+    while (session := queue.take()) is not None:
         log = LOGS / (re.sub(r"[^A-Za-z0-9_.-]+", "_", session) + ".log")
         start = time.monotonic()
         with lock:
-            print(f"[lane {lane.index}] start  {session}", flush=True)
+            print(f"[lane {lane}] start  {session}", flush=True)
         with log.open("w") as out:
             code = subprocess.call(
                 ["nox", "-s", session], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT
             )
+        queue.done(session)
         seconds = time.monotonic() - start
         text = log.read_text(errors="replace")
         status = "failed" if code else "skipped" if SKIPPED.search(text) else "passed"
         with lock:
-            results.append(Result(session, lane.index, seconds, status))
-            print(f"[lane {lane.index}] {status:6} {session} in {_clock(seconds)}", flush=True)
+            results.append(Result(session, lane, seconds, status))
+            print(f"[lane {lane}] {status:6} {session} in {_clock(seconds)}", flush=True)
             if code != 0:
                 tail = text.splitlines()[-TAIL_LINES:]
                 print(f"---- {session}: last {len(tail)} lines of {log}", flush=True)
@@ -133,9 +156,10 @@ def table(results: list[Result], wall: float) -> str:
     lines += ["| session | lane | m:ss | status |", "|---|---:|---:|---|"]
     for r in sorted(results, key=lambda r: -r.seconds):
         lines.append(f"| {r.session} | {r.lane} | {_clock(r.seconds)} | {r.status} |")
+    lines.append("")
     for lane in sorted({r.lane for r in results}):
         busy = sum(r.seconds for r in results if r.lane == lane)
-        lines.append(f"\nlane {lane}: {_clock(busy)} busy")
+        lines.append(f"lane {lane}: {_clock(busy)} busy")
     lines.append(f"sessions: {_clock(sum(r.seconds for r in results))} serial, {_clock(wall)} wall")
     return "\n".join(lines)
 
@@ -154,13 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     if TIMES.exists():
         previous = {r["session"]: r["seconds"] for r in json.loads(TIMES.read_text())["sessions"]}
     LOGS.mkdir(parents=True, exist_ok=True)
-    lanes = plan(sessions, max(1, args.lanes), previous)
-    for lane in lanes:
-        print(f"[lane {lane.index}] {len(lane.sessions)} sessions, ~{lane.planned:.0f} min planned")
+    queue = Queue(sessions, previous)
+    print(f"{len(sessions)} sessions on {args.lanes} lanes, longest expected first")
     results: list[Result] = []
     lock = threading.Lock()
     start = time.monotonic()
-    threads = [threading.Thread(target=run_lane, args=(lane, results, lock)) for lane in lanes]
+    threads = [
+        threading.Thread(target=run_lane, args=(i, queue, results, lock))
+        for i in range(max(1, args.lanes))
+    ]
     for t in threads:
         t.start()
     for t in threads:
