@@ -204,7 +204,9 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     return call()
             except (SchemaError, BackendError) as error:
                 cause = error.__cause__ or error
-                if isinstance(error, BackendUnavailableError) or not schema_lagging(cause):
+                # every host refusing (NoHostAvailable of "Unknown CF" answers) ran nothing
+                # either; a write whose outcome is unknown is _cas's to settle, never resent
+                if not schema_lagging(cause) or unknown_outcome(cause):
                     raise
                 if self._table_gone(since):
                     if self._metadata_lacks_table():
