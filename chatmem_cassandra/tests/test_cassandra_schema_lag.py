@@ -27,6 +27,7 @@ from chatmem.cassandra import (
     DEFAULT_TABLE_NAME,
     AsyncCassandraChatMemoryRepository,
     CassandraChatMemoryRepository,
+    CassandraMemoryRecordRepository,
     _schema,
 )
 from chatmem.core import (
@@ -222,3 +223,29 @@ def test_a_dropped_keyspace_still_fails_typed_and_bounded(
 
         started = asyncio.run(main())
     assert time.monotonic() - started < _schema.SCHEMA_LAG_WAIT + SLACK
+
+
+@pytest.mark.parametrize("past_the_bound", [False, True])
+def test_the_memory_record_store_creates_its_tables_through_a_lagging_coordinator(
+    server: ServerInfo,
+    cold: tuple[str, str],
+    lag: list[Lag],
+    past_the_bound: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, keyspace = cold
+    if past_the_bound:
+        monkeypatch.setattr(_schema, "SCHEMA_LAG_WAIT", 2.0)
+    one = Lag(f'"{keyspace}"', "CREATE KEYSPACE", seconds=3600.0 if past_the_bound else 2.0)
+    lag.append(one)
+    started = time.monotonic()
+    if past_the_bound:
+        with pytest.raises(SchemaError, match=rf"keyspace {keyspace} does not exist after 2s"):
+            CassandraMemoryRecordRepository.from_url(url)
+        assert time.monotonic() - started < 2.0 + SLACK
+    else:
+        CassandraMemoryRecordRepository.from_url(url).close()
+    lag.clear()
+    assert one.redirected
+    tables, _ = stored(server, keyspace)
+    assert len(tables) == (0 if past_the_bound else 4), tables
