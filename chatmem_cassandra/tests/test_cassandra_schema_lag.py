@@ -249,3 +249,17 @@ def test_the_memory_record_store_creates_its_tables_through_a_lagging_coordinato
     assert one.redirected
     tables, _ = stored(server, keyspace)
     assert len(tables) == (0 if past_the_bound else 4), tables
+
+
+def test_a_lag_answer_is_told_from_a_request_that_may_have_run() -> None:
+    from cassandra import InvalidRequest
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.connection import ConnectionException
+
+    from chatmem.cassandra._errors import schema_lagging
+
+    assert schema_lagging(InvalidRequest("message=\"Keyspace 'k' doesn't exist\""))
+    assert schema_lagging(NoHostAvailable("no host", {"h1": "Unknown CF 1", "h2": "Unknown CF 1"}))
+    lost = NoHostAvailable("no host", {"h1": "Unknown CF 12", "h2": ConnectionException("lost")})
+    assert not schema_lagging(lost)  # h2 may have applied a write: never resent as a lag
+    assert not schema_lagging(InvalidRequest("Undefined column name x"))

@@ -78,6 +78,9 @@ NOT EXISTS`` returns before the winner's table is open there)."""
 def schema_lagging(exc: BaseException) -> bool:
     """Whether a coordinator answered that a schema element is unknown (see
     ``MISSING_ANSWERS``): on an element just created, a node that has not applied it yet;
-    nothing ran, so the statement may be sent again."""
+    nothing ran, so the statement may be sent again. ``NoHostAvailable`` only when every
+    host answered so (one lost mid-request may have run a write)."""
+    if isinstance(exc, NoHostAvailable) and exc.errors:
+        return all(schema_lagging(Exception(str(e))) for e in exc.errors.values())
     text = str(exc)
     return any(answer in text for answer in MISSING_ANSWERS)
