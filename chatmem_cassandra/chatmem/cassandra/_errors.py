@@ -68,9 +68,9 @@ translate_errors = error_translator(
 as chatmem errors."""
 
 
-INCOMPATIBLE_SCHEMA = 0x0003
-"""The replica failure reason (a read's ``error_code_map``) of a node whose schema lacks the
-table the coordinator sent it."""
+LAGGING_REPLICA = (0x0000, 0x0003)
+"""Replica failure reasons (a read's ``error_code_map``) of a node whose schema lacks the
+table the coordinator sent it: ``UNKNOWN`` and ``INCOMPATIBLE_SCHEMA``."""
 MISSING_ANSWERS = ("does not exist", "doesn't exist", "unconfigured table", "Unknown CF")
 """How Cassandra says a keyspace, table, type or index is unknown: prepared statements and
 queries answer "does not exist" or "unconfigured table", DDL answers "Keyspace 'k' doesn't
@@ -82,12 +82,13 @@ def schema_lagging(exc: BaseException) -> bool:
     """Whether a coordinator answered that a schema element is unknown (see
     ``MISSING_ANSWERS``): on an element just created, a node that has not applied it yet;
     nothing ran, so the statement may be sent again. ``NoHostAvailable`` only when every
-    host answered so (one lost mid-request may have run a write). A read failing because a
-    replica has not applied the table yet (``INCOMPATIBLE_SCHEMA``, seen on 3 nodes) too; a
-    write failing so is not (a lightweight transaction may have been proposed)."""
+    host answered so (one lost mid-request may have run a write). A read failing on replicas
+    that have not applied the table yet (``INCOMPATIBLE_SCHEMA`` or ``UNKNOWN``, both seen on
+    3 nodes right after a cold start) too: a read changes nothing; a write failing so is not
+    (a lightweight transaction may have been proposed)."""
     if isinstance(exc, cassandra.ReadFailure):
         codes = (exc.error_code_map or {}).values()
-        return bool(codes) and all(code == INCOMPATIBLE_SCHEMA for code in codes)
+        return bool(codes) and all(code in LAGGING_REPLICA for code in codes)
     if isinstance(exc, NoHostAvailable) and exc.errors:
         return all(schema_lagging(Exception(str(e))) for e in exc.errors.values())
     text = str(exc)
