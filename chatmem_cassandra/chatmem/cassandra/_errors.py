@@ -49,7 +49,7 @@ def _classify(exc: BaseException, what: str) -> ChatMemoryError | None:
         return BackendUnavailableError(f"Cassandra replicas unavailable during {what}")
     if isinstance(exc, cassandra.InvalidRequest):
         text = str(exc)
-        if "unconfigured table" in text or "does not exist" in text or "Undefined column" in text:
+        if schema_lagging(exc) or "Undefined column" in text:
             return SchemaError(
                 f"{what}: the table is missing or has another shape ({text}); create it with "
                 'initialize_schema="always", repo.create_schema() or `chatmem schema --url`'
@@ -68,8 +68,28 @@ translate_errors = error_translator(
 as chatmem errors."""
 
 
-def table_not_ready(exc: BaseException) -> bool:
-    """A table another client has just created that a node has not opened yet: Cassandra
-    answers ``Unknown CF <id>`` for a moment (a racing ``CREATE TABLE IF NOT EXISTS`` returns
-    before the winner's table is open). Worth retrying; nothing was written."""
-    return "Unknown CF" in str(exc)
+LAGGING_REPLICA = (0x0000, 0x0003)
+"""Replica failure reasons (a read's ``error_code_map``) of a node whose schema lacks the
+table the coordinator sent it: ``UNKNOWN`` and ``INCOMPATIBLE_SCHEMA``."""
+MISSING_ANSWERS = ("does not exist", "doesn't exist", "unconfigured table", "Unknown CF")
+"""How Cassandra says a keyspace, table, type or index is unknown: prepared statements and
+queries answer "does not exist" or "unconfigured table", DDL answers "Keyspace 'k' doesn't
+exist", a node still opening a table answers "Unknown CF <id>" (a racing ``CREATE TABLE IF
+NOT EXISTS`` returns before the winner's table is open there)."""
+
+
+def schema_lagging(exc: BaseException) -> bool:
+    """Whether a coordinator answered that a schema element is unknown (see
+    ``MISSING_ANSWERS``): on an element just created, a node that has not applied it yet;
+    nothing ran, so the statement may be sent again. ``NoHostAvailable`` only when every
+    host answered so (one lost mid-request may have run a write). A read failing on replicas
+    that have not applied the table yet (``INCOMPATIBLE_SCHEMA`` or ``UNKNOWN``, both seen on
+    3 nodes right after a cold start) too: a read changes nothing; a write failing so is not
+    (a lightweight transaction may have been proposed)."""
+    if isinstance(exc, cassandra.ReadFailure):
+        codes = (exc.error_code_map or {}).values()
+        return bool(codes) and all(code in LAGGING_REPLICA for code in codes)
+    if isinstance(exc, NoHostAvailable) and exc.errors:
+        return all(schema_lagging(Exception(str(e))) for e in exc.errors.values())
+    text = str(exc)
+    return any(answer in text for answer in MISSING_ANSWERS)

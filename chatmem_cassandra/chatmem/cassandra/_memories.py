@@ -7,13 +7,12 @@ transaction on the record (one winner); the listing tables follow in a logged ba
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaError, SchemaMode
+from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaMode
 from chatmem.core.backend import (
     DEFAULT_SCHEMA_MODE,
     OwnedClientMixin,
@@ -45,12 +44,12 @@ from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_
 from ._errors import translate_errors
 from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
 from ._policies import LWT_RETRY_POLICY, is_conditional
+from ._sync.ddl import run_ddl
 
 ADD_ATTEMPTS = 5
 CLAIM_WAIT = 5.0
 """Seconds an add waits for a concurrent claimant to write its record before taking over."""
 SWEEP_CHUNK = 500
-SCHEMA_AGREEMENT_WAIT = 60.0
 _PENDING = MemoryStatus.PENDING
 _PARTITIONS: dict[MemoryStatus | None, tuple[MemoryStatus, ...]] = {
     None: tuple(MemoryStatus),
@@ -142,18 +141,14 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
 
     def create_schema(self) -> None:
         """Create the keyspace and tables when missing (``IF NOT EXISTS`` and name-derived
-        table ids make racing creators agree), waiting for schema agreement."""
-        from cassandra import AlreadyExists
-
+        table ids make racing creators agree), waiting for schema agreement after each; a
+        coordinator that has not applied the keyspace yet is retried (see ``run_ddl``)."""
+        keyspace, *tables = self.schema_cql()
         with translate_errors("creating the memory record schema"):
-            for cql in self.schema_cql():
-                with contextlib.suppress(AlreadyExists):
-                    self._session.execute(cql, timeout=SCHEMA_AGREEMENT_WAIT)
-            agreed = self._session.cluster.control_connection.wait_for_schema_agreement(
-                wait_time=SCHEMA_AGREEMENT_WAIT
-            )
-        if not agreed:
-            raise SchemaError(f"schema did not agree within {SCHEMA_AGREEMENT_WAIT:.0f}s")
+            run_ddl(self._session, keyspace, f"keyspace {self.keyspace}")
+            for cql in tables:
+                what = f"a memory record table in {self.keyspace}"
+                run_ddl(self._session, cql, what, f"keyspace {self.keyspace}")
 
     def drop_schema(self) -> None:
         """Drop the four tables (the keyspace stays)."""

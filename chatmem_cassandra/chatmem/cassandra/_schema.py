@@ -32,6 +32,11 @@ from ._config import CassandraConfig, Replication
 
 SCHEMA_AGREEMENT_WAIT = 60.0
 """Seconds a DDL may take, and then to wait for every node to agree on the schema."""
+SCHEMA_LAG_WAIT = 30.0
+"""Seconds a statement is retried while a coordinator answers that the keyspace or table
+this process has just created (or that the driver's metadata shows) does not exist: a node
+that has not applied it yet (a cold 3-node cluster took a few seconds). Past it, SchemaError
+names the element and this wait; an element really dropped fails after it at the latest."""
 
 
 def q(name: str) -> str:

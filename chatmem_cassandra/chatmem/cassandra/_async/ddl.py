@@ -8,14 +8,17 @@ connection (in a thread in the async twin: set-up only, never per operation).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from typing import Any
 
 from chatmem.core import SchemaError
 
+from .. import _schema
 from .._aio import execute, refresh_table, schema_agreed
 from .._config import CassandraConfig
-from .._errors import translate_errors
+from .._errors import schema_lagging, translate_errors
 from .._schema import (
     SCHEMA_AGREEMENT_WAIT,
     check_table,
@@ -35,10 +38,12 @@ async def ensure_schema(session: Any, config: CassandraConfig) -> None:
         keyspace = metadata.keyspaces.get(c.keyspace)
         ran_ddl = keyspace is None or c.table_name not in keyspace.tables
         if keyspace is None:
-            await _ddl(session, create_keyspace_cql(c.keyspace, c.replication))
+            ks = create_keyspace_cql(c.keyspace, c.replication)
+            await run_ddl(session, ks, f"keyspace {c.keyspace}")
             keyspace = metadata.keyspaces.get(c.keyspace)
         if keyspace is None or c.table_name not in keyspace.tables:
-            await _ddl(session, create_table_cql(c))
+            what = f"table {c.keyspace}.{c.table_name}"
+            await run_ddl(session, create_table_cql(c), what, f"keyspace {c.keyspace}")
             keyspace = metadata.keyspaces.get(c.keyspace)
         table = keyspace.tables.get(c.table_name) if keyspace is not None else None
         if not ran_ddl and not await schema_agreed(session, None, SCHEMA_AGREEMENT_WAIT):
@@ -66,11 +71,38 @@ async def reloaded_missing(session: Any, config: CassandraConfig) -> list[str]:
     return missing_schema(session, config)
 
 
-async def _ddl(session: Any, cql: str) -> None:
-    from cassandra import AlreadyExists
+LAG_BACKOFF = 1.0
+"""Longest pause (seconds) between tries of a DDL a lagging coordinator refused."""
 
-    with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare: IF NOT EXISTS)
-        await execute(session, cql, timeout=SCHEMA_AGREEMENT_WAIT)
+
+async def run_ddl(session: Any, cql: str, what: str, needs: str | None = None) -> None:
+    """Run one ``CREATE ... IF NOT EXISTS`` (of ``what``), then wait for schema agreement.
+    While a coordinator answers that ``needs`` (a keyspace another client or this process
+    created a moment ago, not applied there yet) does not exist, try again with backoff for
+    up to ``SCHEMA_LAG_WAIT``; then SchemaError names ``needs`` and the wait."""
+    from cassandra import AlreadyExists, InvalidRequest
+
+    since = time.monotonic()
+    pause = 0.05
+    while True:
+        try:
+            with contextlib.suppress(AlreadyExists):  # a concurrent creator won (rare)
+                await execute(session, cql, timeout=SCHEMA_AGREEMENT_WAIT)
+            break
+        except InvalidRequest as exc:
+            waited = time.monotonic() - since
+            if needs is None or not schema_lagging(exc):
+                raise
+            if waited >= _schema.SCHEMA_LAG_WAIT:
+                raise SchemaError(
+                    f"creating {what}: a coordinator still answered that {needs} does not "
+                    f"exist after {_schema.SCHEMA_LAG_WAIT:.0f}s of retries (dropped meanwhile, "
+                    f"or the schema does not reach every node): {exc}"
+                ) from exc
+        # safe to resend: IF NOT EXISTS makes a DDL that already applied (here or by a
+        # racing client) a no-op, and a refused one changed nothing
+        await asyncio.sleep(min(pause, _schema.SCHEMA_LAG_WAIT - waited))
+        pause = min(LAG_BACKOFF, pause * 2)
     # always asked, not taken from the DDL's result: an ``IF NOT EXISTS`` that found the
     # table another client had just created changed nothing, so the driver waited for no
     # agreement, and a replica still without the table answers "Unknown CF" (seen on 3 nodes)

@@ -41,11 +41,12 @@ from chatmem.core.backend import (
     require,
 )
 
+from .. import _schema
 from .._aio import connect, execute, prepare, shutdown
 from .._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from .._config import CassandraConfig, parse_url
 from .._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
-from .._errors import table_not_ready, translate_errors, unknown_outcome
+from .._errors import schema_lagging, translate_errors, unknown_outcome
 from .._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append
 from .._policies import LWT_RETRY_POLICY
 from .._schema import Statements, missing_schema, schema_cql, statements
@@ -59,9 +60,6 @@ MAX_BACKOFF = 0.5
 """Longest jittered pause between tries (seconds): a lightweight transaction takes several
 round trips, so 16 writers on one conversation need pauses longer than core's 50 ms default
 to spread out instead of colliding again (measured: 100 tries ran out at 50 ms)."""
-PREPARE_ATTEMPTS = 40
-"""Tries of preparing or running a statement on a table another client has just created (see
-``table_not_ready``): about 10 s of pauses in all."""
 GONE_AFTER = 3.0
 """Seconds a table must keep answering "does not exist" before the driver's metadata is
 asked whether it is gone: right after a cold start on 3 nodes the metadata, even reloaded,
@@ -187,27 +185,9 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                 from cassandra import ConsistencyLevel
 
                 cql = getattr(self._cql, name)
-                gone: list[BaseException] = []
-                since = time.monotonic()
-
-                async def attempt() -> Any:
-                    try:
-                        return await prepare(self._session, cql)
-                    except Exception as exc:
-                        # a table dropped for good is its schema error, not 40 tries
-                        if self._lagging_table(exc) and await self._table_gone(since):
-                            gone.append(exc)
-                        raise
-
-                with translate_errors(f"preparing {name}"):
-                    fresh: Any = await async_retry(
-                        attempt,
-                        attempts=PREPARE_ATTEMPTS,
-                        what=f"preparing {name} (its table was not open yet)",
-                        base_sleep=0.05,
-                        max_sleep=MAX_BACKOFF,
-                        retry_on=lambda exc: not gone and self._lagging_table(exc),
-                    )
+                fresh = await self._while_lagging(
+                    lambda: prepare(self._session, cql), f"preparing {name}"
+                )
                 fresh.consistency_level = getattr(ConsistencyLevel, self.config.consistency)
                 fresh.serial_consistency_level = getattr(
                     ConsistencyLevel, self.config.serial_consistency
@@ -215,11 +195,43 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
                 self._prepared[name] = prepared = fresh
         return prepared
 
-    def _lagging_table(self, exc: BaseException) -> bool:
-        """A node that has not opened our table yet (created a moment ago, by us or another
-        client, and the schema set-up already passed): worth another try, nothing ran."""
-        text = str(exc)
-        return table_not_ready(exc) or "does not exist" in text or "unconfigured table" in text
+    async def _while_lagging(self, call: Callable[[], Any], what: str) -> Any:
+        """Run ``call`` (a prepare or an execute), again while the coordinator answers that
+        our keyspace or table does not exist but it is there: a node that has not applied it
+        yet (created a moment ago, by us or another client; seen on 3 nodes for prepares,
+        reads and the appends' conditional batches). That answer comes before anything runs,
+        so a retry never applies a write twice. Gone from the driver's metadata too (dropped),
+        it fails after ``GONE_AFTER``; still there, after ``SCHEMA_LAG_WAIT``, naming both."""
+        since = time.monotonic()
+        pause = 0.05
+        while True:
+            try:
+                with translate_errors(what):
+                    return await call()
+            except (SchemaError, BackendError) as error:
+                cause = error.__cause__ or error
+                # every host refusing (NoHostAvailable of "Unknown CF" answers) ran nothing
+                # either; a write whose outcome is unknown is _cas's to settle, never resent
+                if not schema_lagging(cause) or unknown_outcome(cause):
+                    raise
+                if await self._table_gone(since):
+                    if self._metadata_lacks_table():
+                        raise
+                    c = self.config
+                    raise SchemaError(
+                        f"{what}: a coordinator still answered that {c.keyspace}."
+                        f"{c.table_name} does not exist after {_schema.SCHEMA_LAG_WAIT:.0f}s "
+                        f"of retries, though the driver's metadata shows it: {cause}"
+                    ) from cause
+            await asyncio.sleep(pause)
+            pause = min(MAX_BACKOFF, pause * 2)
+
+    def _metadata_lacks_table(self) -> bool:
+        """Whether the driver's metadata lacks our keyspace or table (or shows another shape)."""
+        try:
+            return bool(missing_schema(self._session, self.config))
+        except SchemaError:
+            return True
 
     async def _run(
         self,
@@ -242,34 +254,20 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
         return await self._execute(bound, what)
 
     async def _execute(self, statement: Any, what: str) -> Any:
-        """Execute a statement or batch, again while the coordinator answers that our table
-        does not exist but the table is there: a node that has not opened it yet (seen on 3
-        nodes, for reads and for the appends' conditional batches). That answer comes before
-        anything runs, so a retry never applies a write twice; a dropped table is gone from
-        the driver's metadata too, and fails after ``GONE_AFTER``."""
-        since = time.monotonic()
-        for attempt in range(PREPARE_ATTEMPTS):
-            try:
-                with translate_errors(what):
-                    return await execute(self._session, statement)
-            except (SchemaError, BackendError) as error:
-                if (
-                    not self._lagging_table(error.__cause__ or error)
-                    or isinstance(error, BackendUnavailableError)
-                    or attempt == PREPARE_ATTEMPTS - 1
-                    or await self._table_gone(since)
-                ):
-                    raise
-            await asyncio.sleep(min(MAX_BACKOFF, 0.05 * (attempt + 1)))
-        raise AssertionError("unreachable")  # pragma: no cover
+        """Execute a statement or batch (see ``_while_lagging``)."""
+        return await self._while_lagging(lambda: execute(self._session, statement), what)
 
     async def _table_gone(self, since: float) -> bool:
-        """After "table does not exist" answers since ``since``: whether it is gone (dropped,
-        or of another shape) rather than not applied yet by one node. Never before
-        ``GONE_AFTER``; the driver's metadata can lack a table that exists (refreshed from a
-        node that lags, seen on 3 nodes) or show it without columns (torn load), so a
-        metadata that disagrees is reloaded once, after agreement."""
-        if time.monotonic() - since < GONE_AFTER:
+        """After "table does not exist" answers since ``since``: whether to stop retrying,
+        because it is gone (dropped, or of another shape) rather than not applied yet by one
+        node, or because ``SCHEMA_LAG_WAIT`` has passed. Never before ``GONE_AFTER``; the
+        driver's metadata can lack a table that exists (refreshed from a node that lags, seen
+        on 3 nodes) or show it without columns (torn load), so a metadata that disagrees is
+        reloaded once, after agreement."""
+        waited = time.monotonic() - since
+        if waited >= _schema.SCHEMA_LAG_WAIT:
+            return True
+        if waited < GONE_AFTER:
             return False
         with contextlib.suppress(SchemaError):
             if not missing_schema(self._session, self.config):
