@@ -1,5 +1,4 @@
-"""``AsyncCassandraChatMemoryRepository``: chat memory in Apache Cassandra (I/O only).
-Written as async code; ``_repository.py`` is its generated sync twin.
+"""The Cassandra chat memory repository: chat memory in Apache Cassandra (I/O only).
 
 Storage shape: see ``_schema``. Every write is one single-partition conditional batch
 (``IF next_position = ?``): Cassandra applies it atomically and in isolation, so readers see
@@ -8,9 +7,9 @@ Paxos; a loser re-reads and retries (core ``retry``). The repository remembers t
 the newest row positions it last saw per conversation, so a steady append is one round trip
 and trims the rows the window no longer needs in that same batch.
 
-The async twin runs every statement through ``_aio`` (the driver's futures bridged to asyncio,
-no thread per call); only connecting and shutting down the cluster ``from_url`` made run in a
-thread, once (see ``_aio``).
+Every statement goes through the driver bridge this twin imports (``_aio``: the driver's
+futures without a thread per call; ``_blocking``: the driver's own blocking calls); ``_aio``
+names the one-off set-up calls that run in a thread.
 """
 
 from __future__ import annotations
@@ -130,10 +129,10 @@ class AsyncCassandraChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMem
         ``request_timeout`` bounds each statement and ``connect_timeout`` each connection
         attempt (seconds): a stalled server then fails with BackendUnavailableError.
 
-        The async twin connects (the driver's ``Cluster.connect``, blocking by design) in a
-        thread, once, and creates the schema here (``initialize_schema="always"``), so a bad
-        option or an unreachable server fails at this call; ``close()`` shuts the cluster
-        down in a thread too."""
+        The schema is created here (``initialize_schema="always"``), so a bad option or an
+        unreachable server fails at this call."""
+        # the driver's Cluster.connect and shutdown block by design: the bridge runs them
+        # once per repository (in a worker thread for the non-blocking twin, see _aio)
         cluster = cluster_for_url(
             url, options, request_timeout=request_timeout, connect_timeout=connect_timeout
         )

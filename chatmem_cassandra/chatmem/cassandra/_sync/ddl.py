@@ -1,11 +1,10 @@
 # Generated from chatmem_cassandra/chatmem/cassandra/_async/ddl.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""Creating the keyspace and table (the statements are in ``_schema``). Written as async
-code; ``_ddl.py`` is its generated sync twin.
+"""Creating the keyspace and table (the statements are in ``_schema``).
 
-The DDL is sent like any statement (the async twin awaits the driver's future through
-``_aio``); then every node's agreement on the schema is checked through the control
-connection (in a thread in the async twin: set-up only, never per operation).
+The DDL is sent like any statement (through the driver bridge this twin imports); then
+every node's agreement on the schema is checked through the control
+connection (set-up only, never per operation).
 """
 
 from __future__ import annotations
