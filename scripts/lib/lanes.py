@@ -6,7 +6,8 @@ suite in about two thirds of the serial time. Every harness takes free ports, so
 never collide. Lanes take the next session from one queue, longest expected first; sessions
 that start a JVM (Cassandra, Neo4j) run one at a time, so no two JVMs compete for the cores.
 
-Usage: ``python scripts/lib/lanes.py [--budget MINUTES] [--lanes N] [SESSION ...]``
+Usage: ``python scripts/lib/lanes.py [--budget MINUTES [--enforce-budget]] [--lanes N]
+[SESSION ...]``
 (default: nox's default sessions). Each session's output goes to ``.work/logs/``; a failed
 session's tail is printed; the time table comes last and is written to
 ``.work/times.json`` and ``.work/times.md``. Exit status: 1 when any session failed.
@@ -73,6 +74,7 @@ class Result:
     lane: int
     seconds: float
     status: str  # "passed", "failed", "skipped"
+    first_failure: str = ""  # a failed session's first failing test (or failed command)
 
 
 class Queue:
@@ -137,13 +139,30 @@ def run_lane(lane: int, queue: Queue, results: list[Result], lock: threading.Loc
         text = log.read_text(errors="replace")
         status = "failed" if code else "skipped" if SKIPPED.search(text) else "passed"
         with lock:
-            results.append(Result(session, lane, seconds, status))
+            results.append(Result(session, lane, seconds, status, first_failure(text, code)))
             print(f"[lane {lane}] {status:6} {session} in {_clock(seconds)}", flush=True)
             if code != 0:
                 tail = text.splitlines()[-TAIL_LINES:]
                 print(f"---- {session}: last {len(tail)} lines of {log}", flush=True)
                 print("\n".join(tail), flush=True)
                 print(f"---- end of {session}", flush=True)
+
+
+FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+FAILURE_HEADER = re.compile(r"^_{3,} ((?:ERROR at \w+ of )?\S*test\S*) _{3,}$", re.M)
+FAILED_COMMAND = re.compile(r"^nox > Command (.{0,120})", re.M)
+
+
+def first_failure(text: str, code: int) -> str:
+    """The first failing test pytest names (its short summary, else its first failure's
+    header), else the first nox command that failed; empty for a session that passed."""
+    if code == 0:
+        return ""
+    for pattern in (FAILED_TEST, FAILURE_HEADER, FAILED_COMMAND):
+        match = pattern.search(text)
+        if match:
+            return match.group(1)
+    return f"exit code {code}"
 
 
 def _clock(seconds: float) -> str:
@@ -155,7 +174,8 @@ def table(results: list[Result], wall: float) -> str:
     lines = ["", "## Where the time went (per nox session, slowest first)", ""]
     lines += ["| session | lane | m:ss | status |", "|---|---:|---:|---|"]
     for r in sorted(results, key=lambda r: -r.seconds):
-        lines.append(f"| {r.session} | {r.lane} | {_clock(r.seconds)} | {r.status} |")
+        status = f"{r.status}: {r.first_failure}" if r.first_failure else r.status
+        lines.append(f"| {r.session} | {r.lane} | {_clock(r.seconds)} | {status} |")
     lines.append("")
     for lane in sorted({r.lane for r in results}):
         busy = sum(r.seconds for r in results if r.lane == lane)
@@ -172,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--since", type=float, default=None, help="epoch the whole run began")
     parser.add_argument("--lanes", type=int, default=int(os.environ.get("CHATMEM_LANES", "2")))
     parser.add_argument("--budget", type=float, default=None, help="minutes for the whole run")
+    parser.add_argument(
+        "--enforce-budget", action="store_true", help="exit 1 when the run takes longer"
+    )
     args = parser.parse_args(argv)
     sessions = [*(args.sessions or default_sessions()), *args.also]
     previous: dict[str, float] = {}
@@ -207,6 +230,13 @@ def main(argv: list[str] | None = None) -> int:
     TABLE.write_text(report + "\n")
     print(report)
     failed = [r.session for r in results if r.status == "failed"]
+    over = (
+        args.budget is not None
+        and (time.time() - args.since if args.since is not None else wall) > args.budget * 60
+    )
+    if over and args.enforce_budget:
+        print(f"\nover the {args.budget:.0f} min budget (--enforce-budget): failing the run")
+        return 1
     if failed:
         print(f"\nfailed sessions ({len(failed)}): " + ", ".join(failed))
     return 1 if failed else 0
