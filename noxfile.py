@@ -37,7 +37,8 @@ EVERY_PYTHON = ("memory", "sqlite")
 
 # backend -> (extra to install, its own test folders)
 BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "memory": ("", ()),
+    # the URL-registry tests in conformance_tests name the SQL store beside the in-memory one
+    "memory": ("sqlite", ()),
     "sqlite": ("sqlite", ("chatmem_jdbc/tests",)),
     "postgres": ("postgres", ("chatmem_jdbc/tests",)),
     "mariadb": ("mysql", ("chatmem_jdbc/tests",)),
@@ -52,10 +53,18 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "neo4j": ("neo4j", ("chatmem_neo4j/tests",)),
     "ferretdb": ("mongo", ("chatmem_mongo/tests",)),
 }
-HARNESSES = sorted(
-    p.stem
-    for p in Path(__file__).parent.joinpath("conformance_tests", "harnesses").glob("[!_]*.py")
-)
+
+
+def _harnesses() -> list[str]:
+    """Every harness the package registers (``chatmem.harnesses`` entry points in
+    pyproject.toml: the in-memory store's lives in the kit, the servers' here)."""
+    import tomllib
+
+    project = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())["project"]
+    return sorted(project["entry-points"]["chatmem.harnesses"])
+
+
+HARNESSES = _harnesses()
 MATRIX = [
     nox.param(python, backend, id=f"{backend}-{python}")
     for backend in HARNESSES

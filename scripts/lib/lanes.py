@@ -43,6 +43,7 @@ ESTIMATE_MINUTES: dict[str, float] = {
     "conformance(ferretdb": 4.0,
     "conformance(mongo": 3.0,
     "conformance(sqlite": 2.5,
+    "conformance(memory": 0.3,
     "conformance(oracle": 0.3,
     "conformance(mssql": 0.3,
     "conformance_tc(backend='cassandra')": 3.0,
