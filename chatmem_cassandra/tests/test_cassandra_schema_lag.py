@@ -48,23 +48,29 @@ agreement wait and the driver's metadata refresh around it."""
 
 @dataclass
 class Lag:
-    """Makes the requests that name ``element`` name a missing one for ``seconds`` after the
-    DDL that creates it (``trigger``) was sent; counts the requests it redirected."""
+    """Once the DDL that creates ``element`` (``trigger``) was sent, makes the requests that
+    name it name a missing one for ``seconds`` from the first of them (not from the DDL: the
+    schema agreement wait between them can take longer than the lag on a loaded cluster);
+    counts the requests it redirected."""
 
     element: str  # the quoted CQL text to redirect, '"ks"' or '"ks"."table"'
     trigger: str  # the DDL that starts the lag: "CREATE KEYSPACE" or "CREATE TABLE"
     seconds: float
+    armed: bool = False
     started: float | None = None
     redirected: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def rewrite(self, query: str) -> str:
         with self.lock:
-            if self.started is None:
-                if query.startswith(self.trigger) and self.element in query:
-                    self.started = time.monotonic()
+            if not self.armed:
+                self.armed = query.startswith(self.trigger) and self.element in query
                 return query
-            if self.element not in query or time.monotonic() - self.started > self.seconds:
+            if self.element not in query:
+                return query
+            if self.started is None:
+                self.started = time.monotonic()
+            if time.monotonic() - self.started > self.seconds:
                 return query
             self.redirected.append(query)
         missing = self.element[:-1] + '_not_applied_here"'
