@@ -86,6 +86,22 @@ def _install(session: nox.Session, extra: str) -> None:
 # dominate; the async twin by hand: pytest conformance_tests/test_suite.py --backend
 # cassandra_cluster --twin async)
 SYNC_ONLY = ("mssql", "oracle", "cassandra_cluster")
+# The 3-node Cassandra cluster runs what a cluster adds to the single node (which runs the
+# whole suite on both twins): concurrent writers, the cold default path, first use, its
+# node-failure and lagging-coordinator tests (any ``-- args``: the whole suite).
+CLUSTER_SCOPE = {"cassandra_cluster": ("test_concurrency", "test_default_path")}
+
+
+def _suite_tests(modules: tuple[str, ...]) -> list[str]:
+    """The test functions the shared suite's ``modules`` define, read from their source."""
+    import re
+
+    suite = Path(__file__).parent / "chatmem_testing" / "chatmem" / "testing" / "suite"
+    names: list[str] = []
+    for module in modules:
+        text = (suite / f"{module}.py").read_text()
+        names += re.findall(r"^(?:async )?def (test_\w+)", text, re.M)
+    return names
 
 
 @nox.session
@@ -98,9 +114,13 @@ def conformance(session: nox.Session, backend: str) -> None:
     _install(session, extra)
     folders = [f for f in own_tests if Path(f).is_dir() and any(Path(f).glob("test_*.py"))]
     twin = "sync" if backend in SYNC_ONLY else "both"
+    shared = ["conformance_tests"]
+    if backend in CLUSTER_SCOPE and not session.posargs:
+        tests = _suite_tests(CLUSTER_SCOPE[backend])
+        shared = [f"conformance_tests/test_suite.py::{t}" for t in tests]
     session.run(
         "pytest",
-        "conformance_tests",
+        *shared,
         *folders,
         "--backend",
         backend,
