@@ -66,7 +66,7 @@ def test_dependency_free_modules_import_nothing_third_party(module: str) -> None
 def test_every_framework_extra_exists_and_pulls_only_its_framework() -> None:
     extras: dict[str, list[str]] = {}
     for requirement in importlib.metadata.metadata("chatmem").get_all("Requires-Dist") or []:
-        found = re.match(r"([A-Za-z0-9_.\-\[\]]+).*; *extra *== *['\"]([\w-]+)['\"]", requirement)
+        found = re.match(r"([A-Za-z0-9_.\-\[\]]+).*;.*\bextra *== *['\"]([\w-]+)['\"]", requirement)
         if found:
             extras.setdefault(found.group(2), []).append(found.group(1))
     for module, (_, extra) in FRAMEWORKS.items():

@@ -36,7 +36,10 @@ from chatmem.core import (
 from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem_integrations.tests import test_adapters as shared
 
-pytest.importorskip("pydantic_ai", reason="pydantic-ai not installed (extra: pydantic-ai)")
+pytest.importorskip(
+    "pydantic_ai",
+    reason="pydantic-ai not installed (extra: pydantic-ai; Pydantic AI needs Python 3.11+)",
+)
 
 import pydantic
 from pydantic_ai import Agent

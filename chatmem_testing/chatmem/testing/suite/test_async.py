@@ -31,9 +31,11 @@ from ..probes import BlockingSocketProbe, loop_lags, percentile
 
 TASKS = 100
 TICK = 0.005
-MAX_LAG = 0.25
-"""Seconds a probe may wake late while ``TASKS`` tasks work: far above a loop that only
-encodes and decodes between awaits, far below one that waits on the network in each call."""
+MAX_LAG = 0.5
+"""Seconds a probe may wake late (90th percentile) while ``TASKS`` tasks work: above a loop
+that only encodes and decodes between awaits, also on a two-core machine running two test
+sessions and a JVM (measured there: up to 0.33 s on Neo4j's driver); a blocking socket call
+on the loop fails the test by itself, through the probe, whatever the lag."""
 CANCEL_TRIALS = 12
 
 
