@@ -31,11 +31,11 @@ from ..probes import BlockingSocketProbe, loop_lags, percentile
 
 TASKS = 100
 TICK = 0.005
-MAX_LAG = 0.5
+MAX_LAG = 1.0
 """Seconds a probe may wake late (90th percentile) while ``TASKS`` tasks work: above a loop
 that only encodes and decodes between awaits, also on a two-core machine running two test
-sessions and a JVM (measured there: up to 0.33 s on Neo4j's driver); a blocking socket call
-on the loop fails the test by itself, through the probe, whatever the lag."""
+sessions and JVMs (measured there: up to 0.33 s on Neo4j's driver, 0.76 s for a framework
+adapter); a blocking socket call on the loop fails the test by itself, through the probe."""
 CANCEL_TRIALS = 12
 
 
