@@ -22,9 +22,9 @@ our own packages. What a backend gets here:
 - ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
   only rows it has not seen (see its module for why that can never serve stale data);
 - the window rules as pure functions: ``add_to_window`` and ``window_of`` (messages),
-  ``token_window_of`` (tokens), ``plan_window_edit`` / ``apply_window_edit`` (what
-  ``_edit_window`` applies), for a store's own fast paths and for tests checking a store
-  against the rule;
+  ``token_window_of`` (tokens; ``message_text`` is the text a message is counted by),
+  ``plan_window_edit`` / ``apply_window_edit`` (what ``_edit_window`` applies), for a
+  store's own fast paths and for tests checking a store against the rule;
 - for adapters built on the advisor: ``Reply``, ``conversation_id_of``, ``outputs_of``, and
   ``is_async_repository`` (which twin a repository is);
 - ``error_translator``: builds a backend's ``translate_errors(what)`` context manager that
@@ -69,7 +69,7 @@ from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, missing_schema_messag
 from ._sync.lifecycle import OwnedClientMixin, owning
 from ._sync.repository import BaseChatMemoryRepository, retry
 from ._sync.schema_check import SchemaCheck
-from ._token_window import token_window_of
+from ._token_window import message_text, token_window_of
 from ._validation import (
     MAX_CONVERSATION_ID_LENGTH,
     collection_name,
@@ -174,6 +174,7 @@ __all__ = [
     "from_micros",
     "index_name",
     "is_async_repository",
+    "message_text",
     "missing_schema_message",
     "outputs_of",
     "owning",

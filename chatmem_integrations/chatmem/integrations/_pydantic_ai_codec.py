@@ -46,7 +46,7 @@ from chatmem.core import (
     ToolResponseMessage,
     UserMessage,
 )
-from chatmem.core.backend import token_window_of
+from chatmem.core.backend import message_text, token_window_of
 
 KEY = "pydantic_ai"
 """The chatmem metadata key holding a group's original Pydantic AI message."""
@@ -262,17 +262,6 @@ def from_turn_start(
     return kept
 
 
-def _text_of(m: Message) -> str:
-    parts: list[str] = []
-    if isinstance(m, ToolResponseMessage):
-        parts.extend(f"{r.name} {r.response_data}" for r in m.responses)
-    elif m.text:
-        parts.append(m.text)
-    if isinstance(m, AssistantMessage):
-        parts.extend(f"{c.name} {c.arguments}" for c in m.tool_calls)
-    return "\n".join(parts)
-
-
 def token_view(
     messages: Sequence[Message], max_tokens: int, count_tokens: TokenCounter
 ) -> list[ModelMessage]:
@@ -280,7 +269,9 @@ def token_view(
     messages stay, the cut moves on to a turn start)."""
     groups = groups_of(messages)
     kept = token_window_of(
-        [m for _, g in groups for m in g], max_tokens, lambda m: max(count_tokens(_text_of(m)), 1)
+        [m for _, g in groups for m in g],
+        max_tokens,
+        lambda m: max(count_tokens(message_text(m)), 1),
     )
     kept_ids = {id(m) for m in kept}
     first = len(groups)  # the oldest group from which on every non-system message is kept
