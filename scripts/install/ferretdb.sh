@@ -9,7 +9,10 @@ set -euo pipefail
 VERSION=1.24.2
 CACHE="${CHATMEM_CACHE:-$HOME/.cache/chatmem}"
 DEST="$CACHE/ferretdb-$VERSION"
-if [[ -x "$DEST/ferretdb" ]] && "$DEST/ferretdb" --version 2>/dev/null | grep -q "v$VERSION"; then
+# --version is read whole before it is matched: under pipefail, `| grep -q` or `| head`
+# closing the pipe early kills it with SIGPIPE now and then, failing a good install
+installed_version() { "$DEST/ferretdb" --version 2>/dev/null || true; }
+if [[ -x "$DEST/ferretdb" ]] && [[ "$(installed_version)" == *"version: v$VERSION"* ]]; then
   echo "ferretdb: $VERSION already installed in $DEST"
   exit 0
 fi
@@ -30,5 +33,5 @@ cd "$work/src"
 mkdir -p "$DEST"
 go build -trimpath -o "$DEST/ferretdb.tmp" ./cmd/ferretdb
 mv "$DEST/ferretdb.tmp" "$DEST/ferretdb"
-"$DEST/ferretdb" --version | head -n 3
+[[ "$(installed_version)" == *"version: v$VERSION"* ]] || { echo "ferretdb: built binary does not report v$VERSION" >&2; exit 1; }
 echo "ferretdb: installed $VERSION in $DEST"

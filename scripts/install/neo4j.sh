@@ -20,7 +20,8 @@ find_java17() {
     for candidate in /usr/lib/jvm/java-17-openjdk-*/bin/java /usr/lib/jvm/temurin-17-*/bin/java \
                      "${JAVA_HOME:-/nonexistent}/bin/java" "$(command -v java || true)"; do
         [ -x "$candidate" ] || continue
-        if "$candidate" -version 2>&1 | head -1 | grep -qE 'version "17[."]'; then
+        # the banner is read whole (an early-closing pipe could SIGPIPE java under pipefail)
+        if [[ "$("$candidate" -version 2>&1 || true)" =~ version\ \"17[.\"] ]]; then
             echo "$candidate"; return 0
         fi
     done

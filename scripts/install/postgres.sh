@@ -5,7 +5,7 @@
 # cluster is not used. Idempotent, non-interactive, quick when installed.
 set -euo pipefail
 
-if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ldconfig -p | grep -q 'libpq\.so\.5'; then
+if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && [[ "$(ldconfig -p)" == *"libpq.so.5"* ]]; then
   echo "postgres: $(ls -d /usr/lib/postgresql/*/bin/initdb | head -n1) and libpq5 already installed"
   exit 0
 fi
