@@ -1,8 +1,8 @@
 """Test matrix: conformance by backend x Python, unit tests, lint, typecheck, bench.
 
-Each ``conformance`` session starts its backend's server once (through the harness in
-conformance_tests/harnesses/) and runs the shared suite plus that backend's own tests. The
-in-memory and SQLite backends run on every installed Python; server backends on one.
+Each ``conformance`` session starts its backend's server once (through the harness its store
+package ships in ``chatmem.<store>.provision``) and runs the shared suite plus that backend's
+own tests. The in-memory and SQLite backends run on every installed Python; server backends on one.
 Interpreters are never downloaded; a missing one skips its sessions.
 """
 
@@ -139,13 +139,30 @@ THIRD_PARTY = "conformance_tests/fixtures/thirdparty_backend"
 def kit(session: nox.Session) -> None:
     """A third-party backend outside our package tree runs the whole shipped suite: chatmem
     (built as a wheel, with the testing extra) and the fixture package in one venv, then
-    plain ``pytest`` with only the lines README "Adding a backend" shows."""
+    plain ``pytest`` with only the lines README "Adding a backend" shows. Every harness of
+    ours is loaded there too, from the wheel."""
     root = Path(__file__).parent.resolve()
-    session.install(f"chatmem[testing] @ {root.as_uri()}", str(root / THIRD_PARTY), "mypy>=1.11")
+    # the drivers (all) too: a store's harness ships in its package, which needs its driver
+    session.install(
+        f"chatmem[testing,all] @ {root.as_uri()}", str(root / THIRD_PARTY), "mypy>=1.11"
+    )
     session.env.setdefault("CHATMEM_SUMMARY_DIR", str(root / ".work" / "summary"))
     session.chdir(root / THIRD_PARTY)
     session.run("mypy", "--strict", "src")  # the shipped kit and core are typed for them too
+    # every harness of ours resolves from the installed wheel, outside the checkout
+    session.run("python", "-c", HARNESSES_FROM_WHEEL)
     session.run("pytest", "-q", "-rs", *session.posargs)
+
+
+HARNESSES_FROM_WHEEL = """
+import chatmem.testing as kit, sys
+eps = [ep for ep in kit.registered_harnesses().values() if ep.dist and ep.dist.name == "chatmem"]
+for ep in eps:
+    h = kit.load_harness(ep.name)
+    mod = sys.modules[type(h).__module__].__file__
+    assert h.name == ep.name and "site-packages" in mod, (ep.name, mod)
+print(len(eps), "harness entry points resolve from the installed wheel")
+"""
 
 
 # The testcontainers route, forced (CHATMEM_ROUTE=testcontainers) for every server backend.

@@ -7,10 +7,9 @@ import sys
 
 import pytest
 
+from chatmem.jdbc.provision.postgres import PostgresHarness
 from chatmem.testing.harness import Unavailable, docker_available, forced_route
 from chatmem.testing.harness import testcontainers_image as image_for
-
-from .harnesses.postgres import PostgresHarness
 
 
 def test_docker_sdk_missing_is_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from chatmem.cassandra import CassandraChatMemoryRepository, NetworkTopologyStrategy
+from chatmem.cassandra.provision.cluster import ADDRESSES, CassandraClusterHarness
+from chatmem.cassandra.provision.server import LOCAL_DC
 from chatmem.core import BackendUnavailableError, ChatMemoryError, UserMessage
 from chatmem.testing.harness import ServerInfo, Unavailable, unique_suffix
-from conformance_tests.harnesses.cassandra import LOCAL_DC
-from conformance_tests.harnesses.cassandra_cluster import ADDRESSES, CassandraClusterHarness
 
 pytestmark = pytest.mark.backend("cassandra_cluster")
 

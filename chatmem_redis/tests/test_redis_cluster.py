@@ -28,8 +28,8 @@ from chatmem.core import (
 )
 from chatmem.redis import AsyncRedisChatMemoryRepository, RedisChatMemoryRepository
 from chatmem.redis._cluster import key_slot, split_cluster_url
+from chatmem.redis.provision.cluster import RedisClusterHarness, cluster_client
 from chatmem.testing.harness import ServerInfo
-from conformance_tests.harnesses.redis_cluster import RedisClusterHarness, cluster_client
 
 pytestmark = pytest.mark.backend("redis_cluster")
 

@@ -39,13 +39,23 @@ def test_every_harness_of_ours_loads_under_its_name() -> None:
         assert load_harness(name).name == name
 
 
-def test_every_harness_module_left_in_conformance_tests_is_registered() -> None:
-    """Harness modules not yet moved to their store's ``provision`` are still registered."""
-    modules = {p.stem for p in (ROOT / "conformance_tests" / "harnesses").glob("[!_]*.py")}
-    registered = registered_harnesses()
-    assert modules <= set(registered), f"add to pyproject.toml: {modules - set(registered)}"
-    for name in modules:
-        assert registered[name].value == f"conformance_tests.harnesses.{name}:HARNESS"
+def test_every_store_ships_its_harnesses_in_provision_and_registers_each() -> None:
+    """Each harness module in a store's ``provision`` package is registered under its own
+    ``chatmem.harnesses`` name, and every harness of ours points into a shipped package (so
+    the kit works from the installed wheel: the nox ``kit`` session loads them there)."""
+    modules = {
+        f"chatmem.{p.parent.parent.name}.provision.{p.stem}"
+        for p in ROOT.glob("chatmem_*/chatmem/*/provision/[!_]*.py")
+    }
+    ours = {
+        ep.value.split(":")[0]
+        for ep in registered_harnesses().values()
+        if ep.dist and ep.dist.name == "chatmem"
+    }
+    assert modules, "no provision packages found"
+    assert modules <= ours, f"add to pyproject.toml: {sorted(modules - ours)}"
+    assert ours - modules == {"chatmem.testing.provision"}
+    assert not (ROOT / "conformance_tests" / "harnesses").exists()
 
 
 def test_a_module_class_spec_loads_without_registration() -> None:

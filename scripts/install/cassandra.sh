@@ -3,7 +3,7 @@
 # the runtime classpath of org.apache.cassandra:cassandra-all from Maven Central, copied into
 # ~/.cache/chatmem/cassandra-<version>/lib. Idempotent, non-interactive; fast when cached.
 #
-# The 3-node cluster harness (conformance_tests/harnesses/cassandra_cluster.py) runs the same
+# The 3-node cluster harness (chatmem_cassandra/chatmem/cassandra/provision/cluster.py) runs the same
 # jars on 127.0.0.1, 127.0.0.2 and 127.0.0.3: Linux routes all of 127.0.0.0/8 to lo, nothing to
 # set up (macOS would need `ifconfig lo0 alias 127.0.0.2 up` and .3).
 #

@@ -32,7 +32,8 @@ from chatmem.testing.harness import (
     unique_suffix,
     wait_for_port,
 )
-from conformance_tests.harnesses.redis import describe, find_binaries
+
+from .server import describe, find_binaries
 
 PRODUCT = "Redis Cluster"
 MASTERS = 3
@@ -102,7 +103,8 @@ def cluster_client(url: str) -> Any:
     from redis.cluster import ClusterNode, RedisCluster
 
     nodes = [n.rsplit(":", 1) for n in url.split("://", 1)[1].split("/", 1)[0].split(",")]
-    return RedisCluster(startup_nodes=[ClusterNode(h, int(p)) for h, p in nodes])
+    node: Any = ClusterNode  # untyped in redis-py
+    return RedisCluster(startup_nodes=[node(h, int(p)) for h, p in nodes])
 
 
 class RedisClusterHarness(Harness):

@@ -104,7 +104,6 @@ def find_java(folder: Path) -> str:
 def connect(url: str) -> Any:
     """A driver for ``url``; credentials in the URL become basic auth."""
     import neo4j
-
     from chatmem.neo4j import parse_url
 
     target = parse_url(url)

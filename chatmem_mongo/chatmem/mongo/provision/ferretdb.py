@@ -27,7 +27,7 @@ from chatmem.testing.harness import (
     wait_for_port,
 )
 
-from .mongo import TEST_DATABASE, MongoHarness
+from .server import TEST_DATABASE, MongoHarness
 
 VERSION = "1.24.2"
 PRODUCT = "MongoDB wire protocol"

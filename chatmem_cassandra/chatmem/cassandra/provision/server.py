@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import (
@@ -329,7 +329,7 @@ def ask_version(session: Any) -> str:
 class CassandraHarness(Harness):
     name = "cassandra"
     env_var = "CHATMEM_TEST_CASSANDRA_URL"
-    testcontainers_image = "cassandra:5.0"
+    testcontainers_image: ClassVar[str | None] = "cassandra:5.0"
     test_replication = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
     """The replication map (CQL) of the shared test keyspace."""
 

@@ -72,7 +72,7 @@ def describe(url: str) -> str:
         modules = []
         for m in client.module_list():
             name = m[b"name"] if b"name" in m else m.get("name")
-            ver = int(m[b"ver"] if b"ver" in m else m.get("ver"))
+            ver = int(m[b"ver"] if b"ver" in m else m["ver"])
             name = name.decode() if isinstance(name, bytes) else str(name)
             modules.append(f"{name} {ver // 10000}.{ver // 100 % 100}.{ver % 100}")
     finally:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import glob
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.testing.harness import (
@@ -90,8 +90,8 @@ def _probe(url: str, route: str, stop: Any, stand_in_version: str | None = None)
 
 class MongoHarness(Harness):
     name = "mongo"
-    env_var = "CHATMEM_TEST_MONGO_URL"
-    testcontainers_image = IMAGE
+    env_var: ClassVar[str | None] = "CHATMEM_TEST_MONGO_URL"
+    testcontainers_image: ClassVar[str | None] = IMAGE
 
     def from_env(self, url: str) -> ServerInfo:
         return _probe(url, "env", lambda: None)

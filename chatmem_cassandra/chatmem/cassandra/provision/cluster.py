@@ -32,7 +32,7 @@ from typing import Any
 
 from chatmem.testing.harness import ServerInfo, Unavailable, free_port, stop_process, tail
 
-from .cassandra import (
+from .server import (
     LOCAL_DC,
     START_TIMEOUT,
     TEST_KEYSPACE,

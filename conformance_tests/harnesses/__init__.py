@@ -1,1 +1,0 @@
-"""One module per backend, each defining ``HARNESS`` (see ``chatmem.testing.harness``)."""
