@@ -25,7 +25,7 @@ from chatmem.cassandra import (
     parse_url,
     schema_cql,
 )
-from chatmem.cassandra._policies import LWT_RETRY_POLICY, is_conditional
+from chatmem.cassandra._native.policies import LWT_RETRY_POLICY, is_conditional
 from chatmem.cassandra._sync.repository import GONE_AFTER
 from chatmem.core import (
     AssistantMessage,

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from cassandra.query import BatchStatement, BoundStatement
 
-from chatmem.cassandra import AsyncCassandraChatMemoryRepository, _aio
+from chatmem.cassandra import AsyncCassandraChatMemoryRepository
 from chatmem.cassandra._async.repository import GONE_AFTER
+from chatmem.cassandra._native import _aio
 from chatmem.core import (
     AssistantMessage,
     AsyncMessageWindowChatMemory,

@@ -40,7 +40,7 @@ from chatmem.mongo import (
     escape_key,
     unescape_key,
 )
-from chatmem.mongo._snapshots import CHUNK
+from chatmem.mongo._native.snapshots import CHUNK
 from chatmem.testing.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("mongo")

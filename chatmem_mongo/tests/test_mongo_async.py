@@ -32,7 +32,7 @@ from chatmem.mongo import (
     AsyncMongoChatMemoryRepository,
     async_ensure_indexes,
 )
-from chatmem.mongo._snapshots import CHUNK
+from chatmem.mongo._native.snapshots import CHUNK
 from chatmem.testing.harness import ServerInfo, unique_suffix
 
 pytestmark = pytest.mark.backend("mongo")

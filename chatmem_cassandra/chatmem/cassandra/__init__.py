@@ -28,8 +28,8 @@ from ._config import (  # noqa: E402
     SimpleStrategy,
     parse_url,
 )
-from ._memories import CassandraMemoryRecordRepository  # noqa: E402
-from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
+from ._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
+from ._records import CassandraMemoryRecordRepository  # noqa: E402
 from ._schema import schema_cql  # noqa: E402
 from ._sync.repository import CassandraChatMemoryRepository  # noqa: E402
 

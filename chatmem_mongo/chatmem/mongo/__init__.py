@@ -8,8 +8,8 @@ from chatmem.core.backend import require
 
 require("pymongo", "mongo")
 
-from ._async.indexes import async_ensure_indexes  # noqa: E402
 from ._async.repository import AsyncMongoChatMemoryRepository  # noqa: E402
+from ._async.schema_ops import async_ensure_indexes  # noqa: E402
 from ._codec import escape_key, from_document, to_document, unescape_key  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_COLLECTION_NAME,
@@ -17,10 +17,10 @@ from ._config import (  # noqa: E402
     DEFAULT_TTL,
     MongoConfig,
 )
-from ._memories import DEFAULT_MEMORY_COLLECTION_NAME, MongoMemoryRecordRepository  # noqa: E402
+from ._records import DEFAULT_MEMORY_COLLECTION_NAME, MongoMemoryRecordRepository  # noqa: E402
 from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX  # noqa: E402
-from ._sync.indexes import ensure_indexes  # noqa: E402
 from ._sync.repository import MongoChatMemoryRepository  # noqa: E402
+from ._sync.schema_ops import ensure_indexes  # noqa: E402
 
 __all__ = [
     "DEFAULT_COLLECTION_NAME",

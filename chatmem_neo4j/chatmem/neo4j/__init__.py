@@ -18,7 +18,7 @@ from ._config import (  # noqa: E402
     Neo4jUrl,
     parse_url,
 )
-from ._memories import (  # noqa: E402
+from ._records import (  # noqa: E402
     DEFAULT_MEMORY_LABEL,
     DEFAULT_USER_LABEL,
     Neo4jMemoryRecordRepository,

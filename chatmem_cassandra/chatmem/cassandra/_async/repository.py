@@ -41,15 +41,15 @@ from chatmem.core.backend import (
 )
 
 from .. import _schema
-from .._aio import connect, execute, prepare, shutdown
 from .._codec import Decoder, StoredRow, decode_cursor, encode_cursor
 from .._config import CassandraConfig, parse_url
 from .._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from .._errors import schema_lagging, translate_errors, unknown_outcome
+from .._native._aio import connect, execute, prepare, shutdown
+from .._native.policies import LWT_RETRY_POLICY
 from .._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append
-from .._policies import LWT_RETRY_POLICY
 from .._schema import Statements, missing_schema, schema_cql, statements
-from .ddl import ensure_schema, reloaded_missing
+from .schema_ops import ensure_schema, reloaded_missing
 
 ASYNC = True
 

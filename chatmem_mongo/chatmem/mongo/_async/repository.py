@@ -70,6 +70,20 @@ from chatmem.core.backend import (
 from .._codec import from_document, to_document
 from .._config import MongoConfig
 from .._errors import translate_errors
+from .._native.snapshots import (
+    CHUNK,
+    Layout,
+    Snapshot,
+    SnapshotCache,
+    chunk_field,
+    chunks_projection,
+    foreign,
+    last,
+    layout,
+    merge,
+    new_rev,
+    split,
+)
 from .._schema import (
     ARCHIVE,
     ARCHIVED,
@@ -85,21 +99,7 @@ from .._schema import (
     conversation_fields,
     index_commands,
 )
-from .._snapshots import (
-    CHUNK,
-    Layout,
-    Snapshot,
-    SnapshotCache,
-    chunk_field,
-    chunks_projection,
-    foreign,
-    last,
-    layout,
-    merge,
-    new_rev,
-    split,
-)
-from .indexes import async_ensure_indexes, async_missing_indexes
+from .schema_ops import async_ensure_indexes, async_missing_indexes
 
 ASYNC = True
 

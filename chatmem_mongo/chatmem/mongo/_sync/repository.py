@@ -72,6 +72,20 @@ from chatmem.core.backend import (
 from .._codec import from_document, to_document
 from .._config import MongoConfig
 from .._errors import translate_errors
+from .._native.snapshots import (
+    CHUNK,
+    Layout,
+    Snapshot,
+    SnapshotCache,
+    chunk_field,
+    chunks_projection,
+    foreign,
+    last,
+    layout,
+    merge,
+    new_rev,
+    split,
+)
 from .._schema import (
     ARCHIVE,
     ARCHIVED,
@@ -87,21 +101,7 @@ from .._schema import (
     conversation_fields,
     index_commands,
 )
-from .._snapshots import (
-    CHUNK,
-    Layout,
-    Snapshot,
-    SnapshotCache,
-    chunk_field,
-    chunks_projection,
-    foreign,
-    last,
-    layout,
-    merge,
-    new_rev,
-    split,
-)
-from .indexes import ensure_indexes, missing_indexes
+from .schema_ops import ensure_indexes, missing_indexes
 
 MAX_ATTEMPTS = 100
 """Compare-and-set attempts before ConcurrencyError (each failure means another write won)."""

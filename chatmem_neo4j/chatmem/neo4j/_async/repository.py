@@ -22,10 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import threading
-import time
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -39,17 +35,16 @@ from chatmem.core.backend import (
     ConversationIdPage,
     DecodeCache,
     InvalidArgumentError,
-    SchemaError,
     WindowEdit,
     async_owning,
     async_retry,
 )
-from neo4j import exceptions as neo4j_errors
 
 from .._codec import message_params, messages_from_rows, shape_of
 from .._config import Neo4jConfig, parse_url
 from .._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
 from .._schema import TRIM_EVERY, TRIM_LIMIT, Schema
+from .schema_ops import async_create_schema, async_schema_state
 
 ATTEMPTS = 100
 """How often a statement the server rejected before commit (deadlock...) is re-run: 16
@@ -58,30 +53,6 @@ node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1
 
 ASYNC = True
 T = TypeVar("T")
-if ASYNC:
-    _SCHEMA_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-        weakref.WeakKeyDictionary()
-    )
-
-    def _schema_lock() -> asyncio.Lock:
-        """One per event loop: an asyncio lock cannot be shared between loops."""
-        return _SCHEMA_LOCKS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-
-else:
-    _SCHEMA_LOCK = threading.Lock()
-
-    def _schema_lock() -> threading.Lock:
-        return _SCHEMA_LOCK
-
-
-SCHEMA_ONLINE_SECONDS = 300.0
-"""How long ``create_schema`` waits for the constraint's and the index's population."""
-
-_ALREADY_EXISTS = (
-    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
-    "Neo.ClientError.Schema.ConstraintAlreadyExists",
-    "Neo.ClientError.Schema.IndexAlreadyExists",
-)
 
 
 class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
@@ -165,60 +136,18 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         return Schema.of(Neo4jConfig.from_options(options)).ddl()
 
     async def create_schema(self) -> None:
-        """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
-        concurrent creator's win is tolerated) and wait until they are online. When both
-        are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
-        # One creator per process at a time (``_schema_lock``): concurrent CREATE CONSTRAINTs
-        # queue on the server's schema lock, so the others would only wait; after the first,
-        # they see everything online and run no DDL.
-        async with _schema_lock():
-            await self._create_schema()
+        """Create the constraint and index if missing and wait until they are online (see
+        ``schema_ops``); when both are online already, one round trip and no DDL."""
+        await async_create_schema(self._session, self.schema, self._retry)
         self._schema_check.passed()
-
-    async def _create_schema(self) -> None:
-        with translate_errors("schema initialisation"):
-            state = await self._schema_state()
-            for statement, (_, _, online) in zip(self.schema.ddl(), state, strict=True):
-                if online is None:
-                    await self._retry(functools.partial(self._run_schema, statement))
-            # Poll instead of db.awaitIndexes: that procedure holds a schema lock while it
-            # waits, which blocks other processes' CREATE CONSTRAINT until it times out.
-            deadline = time.monotonic() + SCHEMA_ONLINE_SECONDS
-            while not all(online for _, _, online in state):
-                if time.monotonic() > deadline:
-                    waiting = [name for _, name, online in state if not online]
-                    raise SchemaError(f"{waiting} not online after {SCHEMA_ONLINE_SECONDS:.0f}s")
-                await asyncio.sleep(0.05)
-                state = await self._schema_state()
 
     async def _initialize(self) -> None:
         await self.create_schema()
 
     async def _missing_schema(self) -> list[str]:
         """What the ``"never"`` mode's first-use check reports missing."""
-        return [f"{kind} {name}" for kind, name, on in await self._schema_state() if on is None]
-
-    async def _schema_state(self) -> list[tuple[str, str, bool | None]]:
-        """``(kind, name, online)`` of the constraint and the index, in ``ddl()`` order;
-        ``online`` is None when missing. (The constraint's backing index has its name.)"""
-        names = [self.schema.constraint_name, self.schema.index_name]
-        query = "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state"
-        with translate_errors("schema check"):
-            async with self._session(neo4j.READ_ACCESS) as session:
-                result = await session.run(query, names=names)
-                found = {r["name"]: r["state"] == "ONLINE" async for r in result}
-        kinds = ("constraint", "index")
-        return [(kind, name, found.get(name)) for kind, name in zip(kinds, names, strict=True)]
-
-    async def _run_schema(self, statement: str) -> bool:
-        try:
-            async with self._session(neo4j.WRITE_ACCESS) as session:
-                result = await session.run(statement)
-                await result.consume()
-        except neo4j_errors.Neo4jError as exc:
-            if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
-                raise
-        return True
+        state = await async_schema_state(self._session, self.schema)
+        return [f"{kind} {name}" for kind, name, on in state if on is None]
 
     # -- hooks ----------------------------------------------------------------------------
     async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:

@@ -22,9 +22,6 @@ not yet created do not log warnings); tested on 5.26 LTS.
 
 from __future__ import annotations
 
-import functools
-import threading
-import time
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -38,17 +35,16 @@ from chatmem.core.backend import (
     InvalidArgumentError,
     OwnedClientMixin,
     SchemaCheck,
-    SchemaError,
     WindowEdit,
     owning,
     retry,
 )
-from neo4j import exceptions as neo4j_errors
 
 from .._codec import message_params, messages_from_rows, shape_of
 from .._config import Neo4jConfig, parse_url
 from .._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
 from .._schema import TRIM_EVERY, TRIM_LIMIT, Schema
+from .schema_ops import create_schema, schema_state
 
 ATTEMPTS = 100
 """How often a statement the server rejected before commit (deadlock...) is re-run: 16
@@ -56,21 +52,6 @@ writers appending to one conversation deadlock often (each upgrades its lock on 
 node), and 30 tries ran out on 2 busy cores; pauses are jittered and capped at 1 s."""
 
 T = TypeVar("T")
-_SCHEMA_LOCK = threading.Lock()
-
-
-def _schema_lock() -> threading.Lock:
-    return _SCHEMA_LOCK
-
-
-SCHEMA_ONLINE_SECONDS = 300.0
-"""How long ``create_schema`` waits for the constraint's and the index's population."""
-
-_ALREADY_EXISTS = (
-    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
-    "Neo.ClientError.Schema.ConstraintAlreadyExists",
-    "Neo.ClientError.Schema.IndexAlreadyExists",
-)
 
 
 class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
@@ -144,59 +125,18 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         return Schema.of(Neo4jConfig.from_options(options)).ddl()
 
     def create_schema(self) -> None:
-        """Create the constraint and index if missing (race-safe: ``IF NOT EXISTS``, and a
-        concurrent creator's win is tolerated) and wait until they are online. When both
-        are already online this is one ``SHOW INDEXES`` round trip and no DDL."""
-        # One creator per process at a time (``_schema_lock``): concurrent CREATE CONSTRAINTs
-        # queue on the server's schema lock, so the others would only wait; after the first,
-        # they see everything online and run no DDL.
-        with _schema_lock():
-            self._create_schema()
+        """Create the constraint and index if missing and wait until they are online (see
+        ``schema_ops``); when both are online already, one round trip and no DDL."""
+        create_schema(self._session, self.schema, self._retry)
         self._schema_check.passed()
-
-    def _create_schema(self) -> None:
-        with translate_errors("schema initialisation"):
-            state = self._schema_state()
-            for statement, (_, _, online) in zip(self.schema.ddl(), state, strict=True):
-                if online is None:
-                    self._retry(functools.partial(self._run_schema, statement))
-            # Poll instead of db.awaitIndexes: that procedure holds a schema lock while it
-            # waits, which blocks other processes' CREATE CONSTRAINT until it times out.
-            deadline = time.monotonic() + SCHEMA_ONLINE_SECONDS
-            while not all(online for _, _, online in state):
-                if time.monotonic() > deadline:
-                    waiting = [name for _, name, online in state if not online]
-                    raise SchemaError(f"{waiting} not online after {SCHEMA_ONLINE_SECONDS:.0f}s")
-                time.sleep(0.05)
-                state = self._schema_state()
 
     def _initialize(self) -> None:
         self.create_schema()
 
     def _missing_schema(self) -> list[str]:
         """What the ``"never"`` mode's first-use check reports missing."""
-        return [f"{kind} {name}" for kind, name, on in self._schema_state() if on is None]
-
-    def _schema_state(self) -> list[tuple[str, str, bool | None]]:
-        """``(kind, name, online)`` of the constraint and the index, in ``ddl()`` order;
-        ``online`` is None when missing. (The constraint's backing index has its name.)"""
-        names = [self.schema.constraint_name, self.schema.index_name]
-        query = "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state"
-        with translate_errors("schema check"), self._session(neo4j.READ_ACCESS) as session:
-            result = session.run(query, names=names)
-            found = {r["name"]: r["state"] == "ONLINE" for r in result}
-        kinds = ("constraint", "index")
-        return [(kind, name, found.get(name)) for kind, name in zip(kinds, names, strict=True)]
-
-    def _run_schema(self, statement: str) -> bool:
-        try:
-            with self._session(neo4j.WRITE_ACCESS) as session:
-                result = session.run(statement)
-                result.consume()
-        except neo4j_errors.Neo4jError as exc:
-            if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
-                raise
-        return True
+        state = schema_state(self._session, self.schema)
+        return [f"{kind} {name}" for kind, name, on in state if on is None]
 
     # -- hooks ----------------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:

@@ -15,9 +15,9 @@ from typing import Any
 from chatmem.core import SchemaError
 
 from .. import _schema
-from .._aio import execute, refresh_table, schema_agreed
 from .._config import CassandraConfig
 from .._errors import schema_lagging, translate_errors
+from .._native._aio import execute, refresh_table, schema_agreed
 from .._schema import (
     SCHEMA_AGREEMENT_WAIT,
     check_table,

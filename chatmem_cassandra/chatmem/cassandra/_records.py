@@ -42,9 +42,9 @@ from chatmem.core.longterm import (
 from ._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication
 from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from ._errors import translate_errors
-from ._memory_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
-from ._policies import LWT_RETRY_POLICY, is_conditional
-from ._sync.ddl import run_ddl
+from ._native.policies import LWT_RETRY_POLICY, is_conditional
+from ._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
+from ._sync.schema_ops import run_ddl
 
 ADD_ATTEMPTS = 5
 CLAIM_WAIT = 5.0

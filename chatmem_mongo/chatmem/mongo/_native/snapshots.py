@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from ._schema import ARCHIVE, POSITION
+from .._schema import ARCHIVE, POSITION
 
 CACHED_CONVERSATIONS = 256
 CACHED_MESSAGES = 128

@@ -1,4 +1,4 @@
-# Generated from chatmem_cassandra/chatmem/cassandra/_async/ddl.py
+# Generated from chatmem_cassandra/chatmem/cassandra/_async/schema_ops.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """Creating the keyspace and table (the statements are in ``_schema``).
 
@@ -16,9 +16,9 @@ from typing import Any
 from chatmem.core import SchemaError
 
 from .. import _schema
-from .._blocking import execute, refresh_table, schema_agreed
 from .._config import CassandraConfig
 from .._errors import schema_lagging, translate_errors
+from .._native._blocking import execute, refresh_table, schema_agreed
 from .._schema import (
     SCHEMA_AGREEMENT_WAIT,
     check_table,

@@ -1,4 +1,4 @@
-# Generated from chatmem_mongo/chatmem/mongo/_async/indexes.py
+# Generated from chatmem_mongo/chatmem/mongo/_async/schema_ops.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """Creating and checking the indexes ``_schema.py`` defines: the only I/O on the shape."""
 

@@ -1,0 +1,2 @@
+"""Parts only the MongoDB store has: the snapshot cache that lets a window read skip
+unchanged chunks."""
