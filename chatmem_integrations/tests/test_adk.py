@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -89,9 +90,7 @@ class Counting(AsyncBaseChatMemoryRepository):
     async def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
-        await self.inner._edit_window(
-            cid, non_system_limit, lambda source: plan(self._got(source))
-        )
+        await self.inner._edit_window(cid, non_system_limit, lambda source: plan(self._got(source)))
 
 
 @pytest.fixture
@@ -336,7 +335,9 @@ def test_eight_concurrent_appends_on_one_session_lose_nothing(store: Any) -> Non
             text(f"m{i}", ts=float(i), state_delta={f"k{i}": i, "app:last": i, f"user:u{i}": i})
             for i in range(8)
         ]
-        await asyncio.gather(*(s.append_event(session, e) for s, e in zip(services, events)))
+        await asyncio.gather(
+            *(s.append_event(session, e) for s, e in zip(services, events, strict=True))
+        )
         stored = await services[0].get_session(app_name="a", user_id="u", session_id="s")
         assert stored is not None
         assert sorted(e.id for e in stored.events) == sorted(e.id for e in events)
@@ -365,7 +366,10 @@ def test_recent_events_of_a_10000_event_session_are_a_bounded_read(store: Any) -
 
         counting.read = 0
         recent = await svc.get_session(
-            app_name="a", user_id="u", session_id="big", config=GetSessionConfig(num_recent_events=20)
+            app_name="a",
+            user_id="u",
+            session_id="big",
+            config=GetSessionConfig(num_recent_events=20),
         )
         assert recent is not None
         assert [e.id for e in recent.events] == [e.id for e in events[-20:]]
@@ -374,7 +378,10 @@ def test_recent_events_of_a_10000_event_session_are_a_bounded_read(store: Any) -
 
         counting.read = 0
         since = await svc.get_session(
-            app_name="a", user_id="u", session_id="big", config=GetSessionConfig(after_timestamp=9990.0)
+            app_name="a",
+            user_id="u",
+            session_id="big",
+            config=GetSessionConfig(after_timestamp=9990.0),
         )
         assert since is not None and [e.timestamp for e in since.events] == [
             float(t) for t in range(9990, 10000)
@@ -436,7 +443,9 @@ class ScriptedLlm(BaseLlm):
         if any(p.text for p in last):
             n = len(sums)
             call = types.FunctionCall(id=f"call-{n}", name="add", args={"a": n, "b": 1})
-            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(function_call=call)]))
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(function_call=call)])
+            )
             return
         answer = json.dumps({"prompts": prompts, "sums": sums})
         yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=answer)]))
@@ -520,7 +529,9 @@ def test_a_runner_with_a_tool_call_resumes_in_a_new_process(
     async def stored() -> list[Message]:
         repo = await async_repository_from_url(url, **options)
         try:
-            return await repo.find_by_conversation_id(session_conversation_id("calc", "ada", "chat"))
+            return await repo.find_by_conversation_id(
+                session_conversation_id("calc", "ada", "chat")
+            )
         finally:
             close = getattr(repo, "close", None)
             if close is not None:
@@ -576,9 +587,15 @@ def test_memory_finds_approved_memories_only() -> None:
         assert entry.content.parts is not None
         assert entry.content.parts[0].text == seats.content and entry.author == "user"
         # Rejected: never found; another user or app sees nothing.
-        assert (await memory.search_memory(app_name="travel", user_id="ada", query="Lisbon")).memories == []
-        assert (await memory.search_memory(app_name="travel", user_id="bob", query="seats")).memories == []
-        assert (await memory.search_memory(app_name="hotel", user_id="ada", query="seats")).memories == []
+        assert (
+            await memory.search_memory(app_name="travel", user_id="ada", query="Lisbon")
+        ).memories == []
+        assert (
+            await memory.search_memory(app_name="travel", user_id="bob", query="seats")
+        ).memories == []
+        assert (
+            await memory.search_memory(app_name="hotel", user_id="ada", query="seats")
+        ).memories == []
         with pytest.raises(InvalidArgumentError, match="query"):
             await memory.search_memory(app_name="travel", user_id="ada", query=None)  # type: ignore[arg-type]
         memory.analyser.close()
@@ -599,11 +616,15 @@ def test_memory_search_by_embeddings() -> None:
         assert await memory.flush(timeout=30)
         (seats,) = records.find(status=MemoryStatus.PENDING).records
         query = "the user prefers window seats on long flights"
-        assert (await memory.search_memory(app_name="travel", user_id="ada", query=query)).memories == []
+        assert (
+            await memory.search_memory(app_name="travel", user_id="ada", query=query)
+        ).memories == []
         records.approve(seats.id)
         found = await memory.search_memory(app_name="travel", user_id="ada", query=query)
         assert [m.id for m in found.memories] == [seats.id]
-        assert (await memory.search_memory(app_name="travel", user_id="ada", query="zzz")).memories == []
+        assert (
+            await memory.search_memory(app_name="travel", user_id="ada", query="zzz")
+        ).memories == []
         with pytest.raises(InvalidArgumentError, match="embed"):
             ChatmemMemoryService(records, embed=3)  # type: ignore[arg-type]
         with pytest.raises(InvalidArgumentError, match="records"):
@@ -612,3 +633,27 @@ def test_memory_search_by_embeddings() -> None:
 
     asyncio.run(scenario())
 
+
+# == the docs page's examples ==================================================================
+def test_the_docs_example_runs(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The page's blocks are marked skip for the docs session (no google-adk there); they run
+    here, each as a script in a fresh directory, and print what the page says."""
+    if request.config.getoption("--backend", default="memory") != "memory":
+        pytest.skip("the docs examples use their own SQLite files: run once, with --backend memory")
+    pytest.importorskip("aiosqlite", reason="aiosqlite not installed (extra: sqlite)")
+    page = (ROOT / "docs" / "integrations" / "adk.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", page, re.M | re.S)
+    assert len(blocks) == 2
+    for i, code in enumerate(blocks):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        promised = re.findall(r"# -> (.*)$", code, re.M)
+        printed = done.stdout.strip().splitlines()
+        assert promised == printed, (i, printed)

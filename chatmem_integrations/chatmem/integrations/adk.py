@@ -163,7 +163,9 @@ class ChatmemSessionService(BaseSessionService):
 
         def plan(source: list[Message]) -> WindowEdit:
             existed[:] = [any(session_record(m) is not None for m in source)]
-            return WindowEdit() if existed[0] else WindowEdit(append=tuple(stamp([record.message()])))
+            return (
+                WindowEdit() if existed[0] else WindowEdit(append=tuple(stamp([record.message()])))
+            )
 
         await self._edit(cid, 1, plan)
         if existed[0]:
@@ -244,9 +246,7 @@ class ChatmemSessionService(BaseSessionService):
         outcome: list[str] = []
 
         def plan(source: list[Message]) -> WindowEdit:
-            current = next(
-                (m for m in reversed(source) if session_record(m) is not None), None
-            )
+            current = next((m for m in reversed(source) if session_record(m) is not None), None)
             if current is None:
                 outcome[:] = ["missing"]
                 return WindowEdit()
@@ -402,9 +402,13 @@ def _merged(
 Embed = Callable[[str], Sequence[float]]
 
 _STOPWORDS = frozenset(
-    "a an and are as at be do does for from have i in is it me my of on or so that the this "
-    "to was what when where which who why with you your".split()
+    re.findall(
+        r"\w+",
+        "a an and are as at be do does for from have i in is it me my of on or so that "
+        "the this to was what when where which who why with you your ",
+    )
 )
+"""Words too common to make a memory match a query."""
 
 
 def _words(text: str) -> set[str]:
