@@ -300,6 +300,26 @@ def integrations(session: nox.Session, backend: str) -> None:
     )
 
 
+ADK_BACKENDS = ["memory", "sqlite", "postgres", "redis"]
+
+
+@nox.session(python=MAIN_PYTHON)
+def adk(session: nox.Session) -> None:
+    """Google ADK's session and memory services (google-adk is heavy: its own session on one
+    Python, not in FRAMEWORKS) on each backend in turn (on memory also the docs page's examples)."""
+    _install(session, "sqlite,postgres,redis,google-adk")
+    for backend in [b for b in ADK_BACKENDS if b == "memory" or b in HARNESSES]:
+        session.run(
+            "pytest",
+            "chatmem_integrations/tests/test_adk.py",
+            "--backend",
+            backend,
+            "-q",
+            "-rs",
+            *session.posargs,
+        )
+
+
 @nox.session(python=MAIN_PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff over the whole tree (lint rules and formatting), and every generated sync twin
@@ -313,7 +333,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on our packages (drivers installed so their types are checked too)."""
-    session.install("-e", f".[all,api,testing,{FRAMEWORKS}]", "mypy>=1.11")
+    session.install("-e", f".[all,api,testing,{FRAMEWORKS},google-adk]", "mypy>=1.11")
     session.run("mypy", *PACKAGES)
 
 

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 FRAMEWORKS = {
     # public module: (the framework module it requires, the extra that installs it)
+    "adk": ("google.adk", "google-adk"),
     "langchain": ("langchain_core", "langchain"),
     "langgraph": ("langgraph", "langgraph"),
     "langgraph_store": ("langgraph", "langgraph"),

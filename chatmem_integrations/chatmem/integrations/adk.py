@@ -1,0 +1,553 @@
+"""Google ADK: a chatmem store behind ADK's session service, and chatmem's reviewed long-term
+memory behind its memory service. Needs ``pip install "chatmem[google-adk]"``.
+
+``ChatmemSessionService(repository)`` on any async chatmem repository
+(``await async_repository_from_url(url)``, or ``await ChatmemSessionService.from_url(url)``)::
+
+    runner = Runner(agent=agent, app_name="shop", session_service=ChatmemSessionService(repo))
+
+Layout and guarantees (``_adk_codec`` has the mapping):
+
+- one chatmem conversation per session, ``adk/s/<app>/<user>/<session>`` (each segment
+  percent-escaped), holding its events oldest first and, last, the session record (its own
+  state and last update time); ``app:`` and ``user:`` state in one conversation per app and
+  per app and user; ``temp:`` keys are never stored;
+- ``append_event`` is one atomic edit of the session's conversation (the event and the new
+  record together; concurrent appends all land). It is exactly once per event: a
+  re-delivered event (same id, equal fields) found among the session's last
+  ``dedupe_window`` events is not stored again, as ``InMemorySessionService`` does. ``app:``
+  and ``user:`` deltas are then written to their conversations as key assignments (each an
+  atomic edit), also for a re-delivery, so a retry completes what a crash interrupted;
+- ``get_session`` with ``num_recent_events=n`` reads ``n + 1`` messages (``find_last``); with
+  ``after_timestamp`` it reads backwards in growing pages and stops at the first older event;
+- ``list_sessions`` reads an index conversation per user (one entry per live session) and
+  one bounded read (the record) per session: never the events. Conversation ids are not
+  listed by prefix because the order of ``find_conversation_ids_page`` is store-defined
+  (collations, cluster slots), so a prefix scan would cost a walk over every id.
+
+``ChatmemMemoryService(records)`` on a long-term memory record store
+(``record_store_from_url``): ``add_session_to_memory`` hands the user's messages to the
+background analyser, whose candidates wait for review as pending; ``search_memory`` returns
+approved memories only, by shared keywords, or by cosine similarity when ``embed`` is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from chatmem.core import InvalidArgumentError, Message, async_repository_from_url
+from chatmem.core.backend import (
+    AsyncBaseChatMemoryRepository,
+    WindowEdit,
+    require,
+    stamp,
+    validate_positive_int,
+)
+from chatmem.core.longterm import (
+    BackgroundAnalyser,
+    Extractor,
+    MemoryRecord,
+    MemoryRecordRepository,
+    MemoryStatus,
+    RuleBasedExtractor,
+    cosine,
+)
+
+require("google.adk", "google-adk")
+
+from google.adk.errors.already_exists_error import AlreadyExistsError  # noqa: E402
+from google.adk.errors.session_not_found_error import SessionNotFoundError  # noqa: E402
+from google.adk.events.event import Event  # noqa: E402
+from google.adk.memory.base_memory_service import (  # noqa: E402
+    BaseMemoryService,
+    SearchMemoryResponse,
+)
+from google.adk.memory.memory_entry import MemoryEntry  # noqa: E402
+from google.adk.platform import time as platform_time  # noqa: E402
+from google.adk.platform import uuid as platform_uuid  # noqa: E402
+from google.adk.sessions import _session_util  # noqa: E402
+from google.adk.sessions.base_session_service import (  # noqa: E402
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.session import Session  # noqa: E402
+from google.adk.sessions.state import State  # noqa: E402
+from google.genai import types  # noqa: E402
+
+from ._adk_codec import (  # noqa: E402
+    SessionRecord,
+    app_state_id,
+    event_data,
+    event_message,
+    event_of,
+    index_entry,
+    index_message,
+    session_conversation_id,
+    session_index_id,
+    session_record,
+    state_message,
+    stored_event,
+    stored_state,
+    user_index_id,
+    user_state_id,
+)
+
+__all__ = [
+    "DEFAULT_DEDUPE_WINDOW",
+    "ChatmemMemoryService",
+    "ChatmemSessionService",
+    "session_conversation_id",
+]
+
+DEFAULT_DEDUPE_WINDOW = 64
+"""How many of a session's newest events a re-delivered event is recognised among."""
+_FIRST_PAGE = 64
+"""Messages first read back for ``after_timestamp`` without ``num_recent_events``."""
+
+Plan = Callable[[list[Message]], WindowEdit]
+
+
+class ChatmemSessionService(BaseSessionService):
+    """ADK sessions on a chatmem async repository (see the module docstring)."""
+
+    def __init__(
+        self,
+        repository: AsyncBaseChatMemoryRepository,
+        *,
+        dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
+    ) -> None:
+        if not isinstance(repository, AsyncBaseChatMemoryRepository):
+            raise InvalidArgumentError(
+                "repository",
+                "must be an async chatmem repository (await async_repository_from_url(url))",
+            )
+        self.repository = repository
+        self.dedupe_window = validate_positive_int(dedupe_window, "dedupe_window")
+
+    @classmethod
+    async def from_url(
+        cls, url: str, *, dedupe_window: int = DEFAULT_DEDUPE_WINDOW, **options: Any
+    ) -> ChatmemSessionService:
+        """A service on the async repository of ``url`` (``options`` go to the store)."""
+        repository = await async_repository_from_url(url, **options)
+        if not isinstance(repository, AsyncBaseChatMemoryRepository):
+            raise InvalidArgumentError("url", "names a store without chatmem's base repository")
+        return cls(repository, dedupe_window=dedupe_window)
+
+    # -- sessions ------------------------------------------------------------------------------
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        sid = session_id.strip() if isinstance(session_id, str) and session_id else None
+        sid = sid or platform_uuid.new_uuid()
+        cid = session_conversation_id(app_name, user_id, sid)
+        if state is not None and not isinstance(state, Mapping):
+            raise InvalidArgumentError("state", "must be a dict of state keys")
+        deltas = _json_deltas(dict(state or {}))
+        record = SessionRecord(app_name, user_id, sid, deltas["session"], platform_time.get_time())
+        # The indexes first: an entry without its session is skipped by list_sessions.
+        await self._index_add(user_index_id(app_name), user_id)
+        await self._index_add(session_index_id(app_name, user_id), sid)
+        existed: list[bool] = []
+
+        def plan(source: list[Message]) -> WindowEdit:
+            existed[:] = [any(session_record(m) is not None for m in source)]
+            return (
+                WindowEdit() if existed[0] else WindowEdit(append=tuple(stamp([record.message()])))
+            )
+
+        await self._edit(cid, 1, plan)
+        if existed[0]:
+            raise AlreadyExistsError(f"Session with id {sid} already exists.")
+        await self._write_scoped(app_name, user_id, deltas)
+        return await self._session(record, [])
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        sid = session_id.strip() if isinstance(session_id, str) else session_id
+        cid = session_conversation_id(app_name, user_id, sid)
+        if config is not None and not isinstance(config, GetSessionConfig):
+            raise InvalidArgumentError("config", "must be a GetSessionConfig")
+        n = None if config is None else config.num_recent_events
+        after = None if config is None else config.after_timestamp
+        messages = await self._read_events(cid, n, after)
+        record = await self._record_of(cid, messages)
+        if record is None:
+            return None
+        events = [event_of(d) for m in messages if (d := stored_event(m)) is not None]
+        if n is not None:
+            events = events[-n:] if n else []
+        if after is not None:
+            events = _since(events, after)
+        return await self._session(record, events)
+
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        app_state_id(app_name)  # validates app_name
+        if user_id is None:
+            users = await self._index(user_index_id(app_name))
+        else:
+            user_state_id(app_name, user_id)
+            users = [user_id]
+        app_state = await self._state(app_state_id(app_name))
+        sessions: list[Session] = []
+        for user in users:
+            user_state = await self._state(user_state_id(app_name, user))
+            for sid in await self._index(session_index_id(app_name, user)):
+                cid = session_conversation_id(app_name, user, sid)
+                record = await self._record_of(cid, await self.repository.find_last(cid, 1))
+                if record is not None:
+                    sessions.append(_merged(record, [], app_state, user_state))
+        sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
+        return ListSessionsResponse(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        sid = session_id.strip() if isinstance(session_id, str) else session_id
+        cid = session_conversation_id(app_name, user_id, sid)
+        await self.repository.delete_by_conversation_id(cid)
+        await self._index_remove(session_index_id(app_name, user_id), sid)
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        return await self._state(user_state_id(app_name, user_id))
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if not isinstance(session, Session):
+            raise InvalidArgumentError("session", "must be an ADK Session")
+        if not isinstance(event, Event):
+            raise InvalidArgumentError("event", "must be an ADK Event")
+        if event.partial:
+            return event
+        app, user = session.app_name, session.user_id
+        cid = session_conversation_id(app, user, session.id)
+        delta = event.actions.state_delta if event.actions and event.actions.state_delta else {}
+        kept = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
+        safe = _session_util.make_json_safe_state(kept)
+        deltas = _json_deltas(safe)
+        data = event_data(event, safe)
+        message = event_message(data, event)
+        outcome: list[str] = []
+
+        def plan(source: list[Message]) -> WindowEdit:
+            current = next((m for m in reversed(source) if session_record(m) is not None), None)
+            if current is None:
+                outcome[:] = ["missing"]
+                return WindowEdit()
+            if any(stored_event(m) == data for m in source):
+                outcome[:] = ["duplicate"]
+                return WindowEdit()
+            record = session_record(current)
+            assert record is not None and current.position is not None
+            updated = dataclasses.replace(
+                record,
+                state={**record.state, **deltas["session"]},
+                last_update_time=event.timestamp,
+            )
+            outcome[:] = ["stored"]
+            return WindowEdit(
+                delete_positions=frozenset({current.position}),
+                append=tuple(stamp([message, updated.message()])),
+            )
+
+        await self._edit(cid, self.dedupe_window, plan)
+        if outcome[0] == "missing":
+            raise SessionNotFoundError(f"Session {session.id} not found.")
+        # Key assignments: repeating them for a re-delivery is harmless and repairs a crash
+        # between the event's edit and these.
+        await self._write_scoped(app, user, deltas)
+        if outcome[0] == "duplicate":
+            return event
+        await super().append_event(session, event)
+        session.last_update_time = event.timestamp
+        return event
+
+    # -- reads ---------------------------------------------------------------------------------
+    async def _read_events(self, cid: str, n: int | None, after: float | None) -> list[Message]:
+        """The session's messages needed for ``n`` and ``after`` (record included), read with
+        a bound in the store whenever either is given."""
+        repo = self.repository
+        if n is None and after is None:
+            return await repo.find_by_conversation_id(cid)
+        if after is None:
+            assert n is not None
+            return await repo.find_last(cid, n + 1)
+        size = _FIRST_PAGE if n is None else n + 1
+        while True:
+            messages = await repo.find_last(cid, size)
+            stamps = [float(d["timestamp"]) for m in messages if (d := stored_event(m))]
+            if len(messages) < size or (n is not None) or (stamps and stamps[0] < after):
+                return messages
+            size *= 4
+
+    async def _record_of(self, cid: str, messages: list[Message]) -> SessionRecord | None:
+        """The session record: the last message read, else (a foreign message was appended
+        after it) found among the conversation's system messages."""
+        for m in reversed(messages):
+            record = session_record(m)
+            if record is not None:
+                return record
+        if not messages:
+            return None
+        for m in reversed(await self.repository.window_get(cid, 1)):
+            record = session_record(m)
+            if record is not None:
+                return record
+        return None
+
+    async def _state(self, cid: str) -> dict[str, Any]:
+        return stored_state(await self.repository.find_by_conversation_id(cid))
+
+    async def _index(self, cid: str) -> list[str]:
+        entries = [index_entry(m) for m in await self.repository.find_by_conversation_id(cid)]
+        return list(dict.fromkeys(e for e in entries if e is not None))
+
+    async def _session(self, record: SessionRecord, events: list[Event]) -> Session:
+        app_state = await self._state(app_state_id(record.app_name))
+        user_state = await self._state(user_state_id(record.app_name, record.user_id))
+        return _merged(record, events, app_state, user_state)
+
+    # -- writes --------------------------------------------------------------------------------
+    async def _edit(self, cid: str, limit: int, plan: Plan) -> None:
+        """One atomic read-plan-write of ``cid`` (the store's window edit: every system message
+        plus the last ``limit`` others are read, no write interleaves, ``plan`` is pure)."""
+        repo = self.repository
+        checked = repo._cid(cid)
+        if repo._init_pending:
+            await repo._ensure_initialized()
+        await repo._edit_window(checked, limit, plan)
+
+    async def _write_scoped(self, app: str, user: str, deltas: dict[str, dict[str, Any]]) -> None:
+        if deltas["app"]:
+            await self._assign(app_state_id(app), "app", deltas["app"])
+        if deltas["user"]:
+            await self._assign(user_state_id(app, user), "user", deltas["user"])
+
+    async def _assign(self, cid: str, scope: str, delta: dict[str, Any]) -> None:
+        def plan(source: list[Message]) -> WindowEdit:
+            old = frozenset(m.position for m in source if m.position is not None)
+            state = {**stored_state(source), **delta}
+            return WindowEdit(old, append=tuple(stamp([state_message(scope, state)])))
+
+        await self._edit(cid, 1, plan)
+
+    async def _index_add(self, cid: str, entry: str) -> None:
+        def plan(source: list[Message]) -> WindowEdit:
+            if any(index_entry(m) == entry for m in source):
+                return WindowEdit()
+            return WindowEdit(append=tuple(stamp([index_message(entry)])))
+
+        await self._edit(cid, 1, plan)
+
+    async def _index_remove(self, cid: str, entry: str) -> None:
+        def plan(source: list[Message]) -> WindowEdit:
+            gone = frozenset(
+                m.position for m in source if index_entry(m) == entry and m.position is not None
+            )
+            return WindowEdit(gone)
+
+        await self._edit(cid, 1, plan)
+
+
+def _json_deltas(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``state`` split by scope (``app``, ``user``, ``session``; temp keys dropped), as JSON."""
+    return _session_util.extract_json_safe_state_delta(state)
+
+
+def _since(events: list[Event], after: float) -> list[Event]:
+    """The newest run of events at or after ``after`` (``InMemorySessionService``'s rule)."""
+    i = len(events) - 1
+    while i >= 0 and events[i].timestamp >= after:
+        i -= 1
+    return events[i + 1 :]
+
+
+def _merged(
+    record: SessionRecord,
+    events: list[Event],
+    app_state: Mapping[str, Any],
+    user_state: Mapping[str, Any],
+) -> Session:
+    """The session as ADK returns it: its own state, then ``app:`` and ``user:`` keys."""
+    state = dict(record.state)
+    state.update({State.APP_PREFIX + k: v for k, v in app_state.items()})
+    state.update({State.USER_PREFIX + k: v for k, v in user_state.items()})
+    return Session(
+        id=record.id,
+        app_name=record.app_name,
+        user_id=record.user_id,
+        state=state,
+        events=events,
+        last_update_time=record.last_update_time,
+    )
+
+
+# == memory ======================================================================================
+Embed = Callable[[str], Sequence[float]]
+
+_STOPWORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "a an and are as at be do does for from have i in is it me my of on or so that "
+        "the this to was what when where which who why with you your ",
+    )
+)
+"""Words too common to make a memory match a query."""
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS}
+
+
+class ChatmemMemoryService(BaseMemoryService):
+    """ADK memory on chatmem's reviewed long-term memory (see the module docstring).
+
+    ``records`` is a record store; ``analyser`` the background analyser feeding it (default:
+    one with ``extractor``, itself defaulting to ``RuleBasedExtractor``). ``embed`` is an
+    optional ``str -> vector`` callable: with it a memory matches when its cosine similarity
+    to the query is at least ``min_similarity``; without it, when they share a keyword.
+    ``limit`` bounds how many memories a search returns (best first).
+    """
+
+    def __init__(
+        self,
+        records: MemoryRecordRepository,
+        *,
+        analyser: BackgroundAnalyser | None = None,
+        extractor: Extractor | None = None,
+        embed: Embed | None = None,
+        min_similarity: float = 0.75,
+        limit: int = 10,
+    ) -> None:
+        if not isinstance(records, MemoryRecordRepository):
+            raise InvalidArgumentError("records", "must be a MemoryRecordRepository")
+        if analyser is not None and not isinstance(analyser, BackgroundAnalyser):
+            raise InvalidArgumentError("analyser", "must be a BackgroundAnalyser")
+        if analyser is not None and extractor is not None:
+            raise InvalidArgumentError("extractor", "is the analyser's: pass one or the other")
+        if embed is not None and not callable(embed):
+            raise InvalidArgumentError("embed", "must be a callable str -> sequence of floats")
+        if (
+            isinstance(min_similarity, bool)
+            or not isinstance(min_similarity, int | float)
+            or not math.isfinite(min_similarity)
+            or not -1 <= min_similarity <= 1
+        ):
+            raise InvalidArgumentError("min_similarity", "must be a number from -1 to 1")
+        self.records = records
+        self.analyser = analyser or BackgroundAnalyser(
+            records, extractor if extractor is not None else RuleBasedExtractor()
+        )
+        self.embed = embed
+        self.min_similarity = float(min_similarity)
+        self.limit = validate_positive_int(limit, "limit")
+        self._vectors: dict[str, Sequence[float]] = {}
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        if not isinstance(session, Session):
+            raise InvalidArgumentError("session", "must be an ADK Session")
+        await self.add_events_to_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            events=session.events,
+            session_id=session.id,
+        )
+
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Queue each user message of ``events`` for analysis (adding a session again is
+        harmless: the store keeps one memory per normalised content)."""
+        cid = None if session_id is None else session_conversation_id(app_name, user_id, session_id)
+        user_state_id(app_name, user_id)  # validates both before anything is queued
+        for event in events:
+            if not isinstance(event, Event):
+                raise InvalidArgumentError("events", "must hold ADK Events")
+        for event in events:
+            text = _user_text(event)
+            if text:
+                self.analyser.submit(app_name, user_id, text, conversation_id=cid)
+
+    async def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued message was analysed; False on timeout."""
+        return await asyncio.to_thread(self.analyser.flush, timeout)
+
+    async def search_memory(
+        self, *, app_name: str, user_id: str, query: str
+    ) -> SearchMemoryResponse:
+        user_state_id(app_name, user_id)
+        if not isinstance(query, str):
+            raise InvalidArgumentError("query", f"must be a str, got {type(query).__name__}")
+        approved = await asyncio.to_thread(self._approved, app_name, user_id)
+        scored = await asyncio.to_thread(self._score, approved, query)
+        best = sorted(scored, key=lambda s: -s[0])[: self.limit]
+        return SearchMemoryResponse(memories=[_entry(r) for _, r in best])
+
+    def _approved(self, app_name: str, user_id: str) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        cursor: str | None = None
+        while True:
+            page = self.records.find(
+                agent_id=app_name, user_id=user_id, status=MemoryStatus.APPROVED, cursor=cursor
+            )
+            out.extend(page.records)
+            if page.next_cursor is None:
+                return out
+            cursor = page.next_cursor
+
+    def _score(self, records: list[MemoryRecord], query: str) -> list[tuple[float, MemoryRecord]]:
+        if self.embed is None:
+            words = _words(query)
+            hits = [(float(len(words & _words(r.content))), r) for r in records]
+            return [(s, r) for s, r in hits if s > 0]
+        target = list(self.embed(query))
+        out: list[tuple[float, MemoryRecord]] = []
+        for r in records:
+            vector = self._vectors.get(r.id)
+            if vector is None:
+                vector = self._vectors[r.id] = list(self.embed(r.content))
+            similarity = cosine(target, vector)
+            if similarity >= self.min_similarity:
+                out.append((similarity, r))
+        return out
+
+
+def _user_text(event: Event) -> str:
+    if event.author != "user" or event.content is None:
+        return ""
+    return "\n".join(p.text for p in event.content.parts or [] if p.text and not p.thought)
+
+
+def _entry(record: MemoryRecord) -> MemoryEntry:
+    return MemoryEntry(
+        id=record.id,
+        content=types.Content(role="user", parts=[types.Part(text=record.content)]),
+        author="user",
+        timestamp=record.created_at.isoformat(),
+        custom_metadata={
+            "memory_type": record.memory_type.value,
+            "confidence": record.confidence,
+        },
+    )
