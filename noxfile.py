@@ -332,8 +332,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on our packages (drivers installed so their types are checked too)."""
-    session.install("-e", f".[all,api,testing,{FRAMEWORKS},google-adk]", "mypy>=1.11")
+    """mypy --strict on our packages (drivers installed so their types are checked too, and
+    testcontainers, which the stores' harnesses in ``provision`` use)."""
+    session.install("-e", f".[all,api,testing,test,{FRAMEWORKS},google-adk]", "mypy>=1.11")
     session.run("mypy", *PACKAGES)
 
 

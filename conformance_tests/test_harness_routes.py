@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from chatmem.jdbc.provision.postgres import PostgresHarness
 from chatmem.testing.harness import Unavailable, docker_available, forced_route
 from chatmem.testing.harness import testcontainers_image as image_for
+from chatmem.testing.provision import MemoryHarness
 
 
 def test_docker_sdk_missing_is_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,8 +27,16 @@ def test_no_daemon_is_told_apart(monkeypatch: pytest.MonkeyPatch, tmp_path: obje
     assert status.reason.startswith("no Docker daemon answers at unix://")
 
 
+class _PinnedImage(MemoryHarness):
+    """A harness pinning an official image, as the stores' own do (this module runs in every
+    conformance session, so it imports no store's harness: those need their drivers)."""
+
+    name = "postgres"
+    testcontainers_image = "postgres:15.8"
+
+
 def test_image_override_per_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    harness = PostgresHarness()
+    harness = _PinnedImage()
     monkeypatch.delenv("CHATMEM_TC_IMAGE_POSTGRES", raising=False)
     assert image_for(harness) == "postgres:15.8"
     monkeypatch.setenv("CHATMEM_TC_IMAGE_POSTGRES", "chatmem/postgres:15")
