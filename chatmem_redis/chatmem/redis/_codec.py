@@ -99,7 +99,7 @@ def parse_entry(raw: str | bytes) -> Message:
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     try:
         position, micros, wire = data.split(b" ", 2)
-        # written by core's codec (here or by the two-set layout): the trusted path skips
+        # written by core's codec (see log_entry): the trusted path skips
         # re-validating every field, as the other stores' readers do
         return message_from_dict(
             json.loads(wire),

@@ -102,7 +102,6 @@ _DELETE = _Script(_scripts.DELETE)
 _IDS_PAGE = _Script(_scripts.IDS_PAGE)
 _SEARCH = _Script(_scripts.SEARCH)
 _SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
-_MIGRATE = _Script(_scripts.MIGRATE)
 _FLUSH = _Script(_scripts.FLUSH)
 
 _FLUSH_BATCH = 1000
@@ -380,19 +379,11 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
         so a tail of ``others + budget`` holds them all when there are at most ``budget``;
         when there are more, the read is made again with a larger budget (rare: a window
-        keeps the system messages of one add). No log at all may be a conversation still in
-        the two-set layout: ``MIGRATE`` moves it (atomically) and the read is made again."""
+        keeps the system messages of one add)."""
         budget = _SYSTEM_BUDGET
-        migrated = False
         while True:
             want = -1 if others < 0 else others + budget
             entries = client.zrange(keys.log, 0 if want < 0 else -want, -1)
-            # (never on a cluster: the two-set layout's scripts crossed slots, so no
-            # cluster can hold its data)
-            if not entries and not migrated and not self._cluster:
-                migrated = True
-                if int(_MIGRATE(client, keys.migrate_keys, [keys.doc_prefix])):
-                    continue
             messages = self._decoded.parse_entries(entries)
             systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
             if want < 0 or len(entries) < want or systems <= budget:
@@ -472,8 +463,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 pipe = client.pipeline(transaction=True)
                 try:
                     pipe.watch(keys.seq, keys.log)
-                    # watching, the pipeline runs commands at once (a migration it runs
-                    # touches the watched log: EXEC then fails and the retry reads it)
+                    # watching, the pipeline runs commands at once
                     edit = plan(self._tail(pipe, keys, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
