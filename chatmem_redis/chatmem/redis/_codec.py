@@ -151,3 +151,8 @@ class EntryCache:
 
     def parse_entries(self, entries: Sequence[str | bytes]) -> list[Message]:
         return self._cache.get_many(entries, parse_entry)
+
+
+def as_text(value: Any) -> str:
+    """A reply value as str (a client without ``decode_responses`` returns bytes)."""
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
