@@ -100,7 +100,7 @@ def test_a_master_without_its_index_fails_the_search_instead_of_a_partial_answer
 ) -> None:
     repo.append("x", UserMessage("needle"))
     client: RedisCluster = repo.client
-    names = repo._index_names()
+    names = repo._indexes.names()
     assert len(names) == 3  # one index per master, each routed to its own master
     assert {client.get_node_from_key(n).name for n in names} == {
         n.name for n in client.get_primaries()

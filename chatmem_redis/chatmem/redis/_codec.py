@@ -99,7 +99,7 @@ def parse_entry(raw: str | bytes) -> Message:
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     try:
         position, micros, wire = data.split(b" ", 2)
-        # written by core's codec (here or by the two-set layout): the trusted path skips
+        # written by core's codec (see log_entry): the trusted path skips
         # re-validating every field, as the other stores' readers do
         return message_from_dict(
             json.loads(wire),
@@ -151,3 +151,8 @@ class EntryCache:
 
     def parse_entries(self, entries: Sequence[str | bytes]) -> list[Message]:
         return self._cache.get_many(entries, parse_entry)
+
+
+def as_text(value: Any) -> str:
+    """A reply value as str (a client without ``decode_responses`` returns bytes)."""
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)

@@ -28,6 +28,8 @@ import redis  # noqa: E402
 from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
     DEFAULT_SCHEMA_MODE,
+    OwnedClientMixin,
+    owning,
     redis_key_prefix,
     schema_mode,
     to_micros,
@@ -125,7 +127,7 @@ def index_create_args(index: str, prefix: str) -> list[str]:
     ]  # fmt: skip
 
 
-class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
+class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     """Memory records in Redis (RedisJSON + RediSearch, e.g. Redis 8 or Redis Stack).
 
     Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. With
@@ -149,7 +151,6 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
         self.initialize_schema = schema_mode(initialize_schema)
         self.client = client
         self._commands: Any = client  # redis-py leaves execute_command untyped
-        self._owns_client = False
         self._add_script = client.register_script(ADD)
         self._review_script = client.register_script(REVIEW)
         self._expire_script = client.register_script(EXPIRE)
@@ -164,18 +165,7 @@ class RedisMemoryRecordRepository(BaseMemoryRecordRepository):
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise InvalidArgumentError("url", "must be a redis://, rediss:// or unix:// URL")
         client = redis.Redis.from_url(url)
-        try:
-            repo = cls(client, **options)
-        except BaseException:
-            client.close()
-            raise
-        repo._owns_client = True
-        return repo
-
-    def close(self) -> None:
-        """Close the client if ``from_url`` made it."""
-        if self._owns_client:
-            self.client.close()
+        return owning(client, client.close, lambda: cls(client, **options))
 
     def create_index(self) -> None:
         """Create the search index if missing; safe when processes race to do it."""

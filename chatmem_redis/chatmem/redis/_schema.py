@@ -18,11 +18,6 @@ commands, not a RediSearch indexing per message); every search first writes what
 pending (``FLUSH``, in bounded atomic batches), so a search sees every message written before
 it began. A cluster, whose search runs on every master, writes the documents at once.
 
-Before the log (chatmem up to the two-set layout), ``<prefix>c:{H}:sys`` and
-``<prefix>c:{H}:msg`` held the positions and each document carried the message as a
-``message`` string; such a conversation is moved into the log, atomically, by the first
-script that touches it (see ``_scripts``), so those two keys are named here too.
-
 A log entry is ``<position> <created_at, UTC microseconds> <core wire JSON>``: the message
 stored once, compact and exact (every field of every kind round-trips byte for byte). A
 history read is one plain ``ZRANGE`` of the log's tail (the system messages sort last, so the
@@ -78,8 +73,6 @@ class ConversationKeys:
     ids: str
     seq: str
     log: str
-    old_sys: str
-    old_msg: str
     pending_docs: str
     pending: str
     doc_prefix: str
@@ -87,15 +80,7 @@ class ConversationKeys:
 
     @property
     def script_keys(self) -> list[str]:
-        return [
-            self.ids, self.seq, self.log, self.old_sys, self.old_msg, self.pending_docs,
-            self.pending,
-        ]  # fmt: skip
-
-    @property
-    def migrate_keys(self) -> list[str]:
-        """``KEYS`` of the ``MIGRATE`` script."""
-        return [self.seq, self.log, self.old_sys, self.old_msg]
+        return [self.ids, self.seq, self.log, self.pending_docs, self.pending]
 
 
 class Layout:
@@ -123,8 +108,6 @@ class Layout:
             ids=self.slot_ids(key_slot(base)) if self.cluster else self.ids,
             seq=conv + ":seq",
             log=conv + ":log",
-            old_sys=conv + ":sys",
-            old_msg=conv + ":msg",
             pending_docs=conv + ":pend",
             # a cluster indexes at once (see _scripts): its id set stands in, never written
             pending=self.slot_ids(key_slot(base)) if self.cluster else self.pending,

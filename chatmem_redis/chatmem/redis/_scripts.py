@@ -1,6 +1,6 @@
 """Lua scripts: each write is one atomic script (one round trip).
 
-Write scripts take ``KEYS = [ids, seq, log, sys, msg, pend, pending]`` (see ``_schema``) and
+Write scripts take ``KEYS = [ids, seq, log, pend, pending]`` (see ``_schema``) and
 ``ARGV = [doc_prefix, conversation_id, ttl_ms, defer, ...]``; new messages travel as triples
 ``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
 without its opening brace, entry the log entry without its position (the script prepends
@@ -28,14 +28,6 @@ cluster) a write stores each new document in the conversation's ``pend`` hash an
 the pending documents in bounded atomic batches. The pending hash only ever holds
 positions still in the log: whatever removes a message from the log (trim, edit, replace,
 delete) removes its pending document in the same script.
-
-Upgrade from the two-set layout (before the log: ``c:{H}:sys`` and ``c:{H}:msg`` held the
-positions and each document carried the message as a ``message`` string): every write
-script first runs ``migrate()``, which, when either old set exists, moves that
-conversation into the log inside the same script (so no reader or writer ever sees it half
-moved) and drops the ``message`` copy from its documents. Reads that find no log run
-``MIGRATE`` (the same function alone) and read again; the search script reads an
-un-migrated hit from its document.
 """
 
 from __future__ import annotations
@@ -48,61 +40,19 @@ TTL_SLACK = 0.1
 """How much past one TTL after its last write a conversation may live (as a fraction of the
 TTL): the price of refreshing every key once per slack of activity instead of every write."""
 
-_MIGRATE_FUNCTION = (
-    r"""
-local OFFSET = """
-    + str(SYSTEM_OFFSET)
-    + r"""
-
--- A two-set layout document's log entry (nil if it is not one): position, created_at and
--- the wire JSON, which that layout kept as the document's "message" string.
-local function old_entry(doc, p)
-  local wire = redis.call('JSON.GET', doc, '$.message')
-  if not wire then return nil end
-  wire = cjson.decode(wire)[1]
-  local micros = string.match(redis.call('JSON.GET', doc, '$.created_at'), '^%[(%-?%d+)%]$')
-  if type(wire) ~= 'string' or not micros then return nil end
-  return p .. ' ' .. micros .. ' ' .. wire
-end
-
--- The two-set layout's conversation (old position sets sysk/msgk, the message as the
--- document's "message" string) moved into the log: same positions, same timestamps, the
--- wire JSON byte for byte; the seq counter is kept, and so is a TTL. Returns 1 if moved.
-local function migrate(seqk, logk, sysk, msgk, docp)
-  if redis.call('EXISTS', sysk, msgk) == 0 then return 0 end
-  local ttl = redis.call('PTTL', seqk)
-  for _, z in ipairs({sysk, msgk}) do
-    local offset = 0
-    if z == sysk then offset = OFFSET end
-    for _, p in ipairs(redis.call('ZRANGE', z, 0, -1)) do
-      local entry = old_entry(docp .. p, p)
-      if entry then
-        redis.call('ZADD', logk, string.format('%.0f', tonumber(p) + offset), entry)
-        redis.call('JSON.DEL', docp .. p, '$.message')
-      end
-    end
-  end
-  redis.call('DEL', sysk, msgk)
-  if ttl > 0 and redis.call('EXISTS', logk) == 1 then redis.call('PEXPIRE', logk, ttl) end
-  return 1
-end
-"""
-)
+_OFFSET = "local OFFSET = " + str(SYSTEM_OFFSET) + "\n"
 
 _PRELUDE = (
     r"""
-local ids, seqk, logk, oldsys, oldmsg = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local pendk, pending = KEYS[6], KEYS[7]
+local ids, seqk, logk, pendk, pending = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local docp, cid, ttl, defer = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local TTL_SLACK = """
     + repr(TTL_SLACK)
     + r"""
 local written = {}  -- documents this script wrote at once (no defer: a cluster)
 """
-    + _MIGRATE_FUNCTION
+    + _OFFSET
     + r"""
-migrate(seqk, logk, oldsys, oldmsg, docp)
-
 -- a log entry starts with its position
 local function pos(entry) return string.match(entry, '^%d+') end
 
@@ -249,15 +199,6 @@ return 1
 """
 )
 
-MIGRATE = (
-    _MIGRATE_FUNCTION
-    + r"""
--- KEYS = [seq, log, sys, msg]; ARGV = [doc_prefix]. 1 when the log exists afterwards.
-migrate(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1])
-return redis.call('EXISTS', KEYS[2])
-"""
-)
-
 IDS_PAGE = r"""
 -- KEYS = [ids]; ARGV = [after ('' : from the start), limit, conversation key prefix]
 -- Returns {more, id...}. Ids whose conversation expired (TTL) are pruned on the way.
@@ -332,7 +273,7 @@ SEARCH_MESSAGES = (
     # reads the hits' keys there, in other slots of the same node, undeclared: Redis allows
     # that (explicitly so with this flag) and fails, never skips, a key of another node
     "#!lua flags=no-writes,allow-cross-slot-keys\n"
-    + _MIGRATE_FUNCTION
+    + _OFFSET
     + r"""
 -- ARGV = [doc_prefix, conversation_prefix, FT.SEARCH arguments (NOCONTENT)...]
 -- Returns {tag, entry, tag, entry, ...} in the search's order: each hit's conversation tag
@@ -349,13 +290,7 @@ for k = 2, #reply do
       local sys = string.format('%.0f', tonumber(p) + OFFSET)
       found = redis.call('ZRANGE', log, sys, sys, 'BYSCORE')
     end
-    if #found > 0 then
-      out[#out + 1] = tag; out[#out + 1] = found[1]
-    else
-      -- not migrated yet (two-set layout): the message is the document's own copy
-      local entry = old_entry(docp .. tag .. ':' .. p, p)
-      if entry then out[#out + 1] = tag; out[#out + 1] = entry end
-    end
+    if #found > 0 then out[#out + 1] = tag; out[#out + 1] = found[1] end
   end
 end
 return out

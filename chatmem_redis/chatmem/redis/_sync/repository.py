@@ -1,7 +1,9 @@
 # Generated from chatmem_redis/chatmem/redis/_async/repository.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""``RedisChatMemoryRepository``: I/O only. Storage shape in ``_schema``, scripts in
-``_scripts``, queries in ``_search``; on redis-py's ``redis`` client.
+"""``RedisChatMemoryRepository``: history reads and writes, on redis-py's
+``redis`` client. Storage shape in ``_schema``, Lua in ``_scripts``; the clients and a
+cluster's slot walks in ``clients``, the search index in ``schema_ops``, the advanced queries in
+``search``.
 
 Every write is one Lua script call (one round trip, atomic): append with a server-assigned
 position and optional trim, replace, delete. Every read is one plain ZRANGE of the
@@ -16,120 +18,45 @@ from chatmem.core.backend import require
 require("redis", "redis")
 
 from collections.abc import Callable, Sequence  # noqa: E402
-from datetime import datetime, timedelta  # noqa: E402
+from datetime import timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
-# both twins' clients have one API; scripts/unasync.py swaps the module (its NAMES table)
-import redis  # noqa: E402
-import redis.cluster  # noqa: E402
 from chatmem.core import Message, MessageType, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
-    BaseChatMemoryRepository,
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
     OwnedClientMixin,
     SchemaCheck,
-    SchemaError,
     WindowEdit,
     owning,
     remembered,
     retry,
-    validate_positive_int,
 )
-from redis.exceptions import NoScriptError, WatchError  # noqa: E402
+from redis.exceptions import WatchError  # noqa: E402
 
 from .. import _scripts  # noqa: E402
-from .._cluster import (  # noqa: E402
-    CLUSTER_SCHEMES,
-    SLOTS,
-    decode_cursor,
-    encode_cursor,
-    slot_tags,
-    split_cluster_url,
-)
-from .._codec import EntryCache, document_body, in_order, log_entry  # noqa: E402
+from .._cluster import CLUSTER_SCHEMES  # noqa: E402
+from .._codec import EntryCache, as_text, document_body, in_order, log_entry  # noqa: E402
 from .._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
     DEFAULT_KEY_PREFIX,
-    DEFAULT_SEARCH_LIMIT,
     MetadataField,
     RedisConfig,
-    client_options,
 )
-from .._errors import MISSING_INDEX, translate_errors  # noqa: E402
-from .._schema import (  # noqa: E402
-    ConversationKeys,
-    Layout,
-    conversation_tag,
-    index_attributes,
-    index_create_args,
-)
-from .._search import (  # noqa: E402
-    MessageWithConversation,
-    Search,
-    by_content,
-    by_metadata,
-    by_time_range,
-    by_type,
-    in_conversation,
-    parse_reply,
-    search_args,
-)
-
-
-class _Script:
-    """A Lua script run by EVALSHA, loaded on NOSCRIPT (works on clients and pipelines)."""
-
-    def __init__(self, source: str) -> None:
-        import hashlib
-
-        self.source = source
-        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # Redis names scripts by SHA-1
-
-    def __call__(self, client: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        try:
-            return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            client.script_load(self.source)
-            return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
-
-
-_APPEND = _Script(_scripts.APPEND)
-_SAVE_ALL = _Script(_scripts.SAVE_ALL)
-_DELETE = _Script(_scripts.DELETE)
-_IDS_PAGE = _Script(_scripts.IDS_PAGE)
-_SEARCH = _Script(_scripts.SEARCH)
-_SEARCH_MESSAGES = _Script(_scripts.SEARCH_MESSAGES)
-_MIGRATE = _Script(_scripts.MIGRATE)
-_FLUSH = _Script(_scripts.FLUSH)
-
-_FLUSH_BATCH = 1000
-"""Pending index documents one ``FLUSH`` writes at most (a few ms of the server's time)."""
-
+from .._errors import translate_errors  # noqa: E402
+from .._schema import ConversationKeys, Layout, conversation_tag  # noqa: E402
+from . import scripts  # noqa: E402
+from .clients import Client, client_from_url, cluster_ids_page, is_cluster  # noqa: E402
+from .schema_ops import SearchIndexes, schema_statements  # noqa: E402
+from .search import SearchMixin  # noqa: E402
 
 _SYSTEM_BUDGET = 1
 """System messages a read expects at most (one prompt): one ``ZRANGE`` reads them all."""
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def _command_text(*args: str) -> str:
-    """A command as redis-cli reads it (arguments with spaces or quotes are quoted)."""
-    import shlex
-
-    return " ".join(shlex.quote(a) for a in args)
-
-
-def _single_node_client(url: str) -> redis.Redis:
-    """The client ``from_url`` makes for one server."""
-    return redis.Redis.from_url(url, **client_options())
-
-
-class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
+class RedisChatMemoryRepository(OwnedClientMixin, SearchMixin):
     """Chat memory in Redis with RedisJSON documents indexed by RediSearch.
 
     Pass a ``redis.Redis`` or ``redis.cluster.RedisCluster`` client (never
@@ -145,7 +72,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     def __init__(
         self,
-        client: redis.Redis | redis.cluster.RedisCluster,
+        client: Client,
         *,
         index_name: str = DEFAULT_INDEX_NAME,
         key_prefix: str = DEFAULT_KEY_PREFIX,
@@ -165,11 +92,12 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             metadata_fields=tuple(metadata_fields),
         )
         self._client = client
-        self._cluster = isinstance(client, redis.cluster.RedisCluster)
+        self._cluster = is_cluster(client)
         self._layout = Layout(key_prefix, cluster=self._cluster)
+        self._indexes = SearchIndexes(client, self.config, cluster=self._cluster)
         self._fields = self.config.metadata_fields
         self._decoded = EntryCache()
-        self._schema_check = SchemaCheck(self._missing_index, "Redis")
+        self._schema_check = SchemaCheck(self._indexes.missing, "Redis")
         if self.config.initialize_schema == "always":
             self.create_schema()
 
@@ -177,15 +105,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def from_url(cls, url: str, **options: Any) -> RedisChatMemoryRepository:
         """A repository on a client made from ``url`` (closed by ``close``); the search index
         is created (``initialize_schema="always"``) before it returns."""
-        client: Any
-        if url.startswith(CLUSTER_SCHEMES):  # redis+cluster://host:port,host:port
-            first, nodes = split_cluster_url(url)
-            node: Any = redis.cluster.ClusterNode  # the sync one is untyped
-            client = redis.cluster.RedisCluster.from_url(
-                first, startup_nodes=[node(h, p) for h, p in nodes], **client_options()
-            )
-        else:
-            client = _single_node_client(url)
+        client = client_from_url(url)
 
         def build() -> RedisChatMemoryRepository:
             repo = cls(client, **options)
@@ -199,13 +119,13 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         self.create_schema()
 
     @property
-    def client(self) -> redis.Redis | redis.cluster.RedisCluster:
+    def client(self) -> Client:
         return self._client
 
     # -- schema ---------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
         """The ``FT.CREATE`` command ``create_schema`` runs, as redis-cli text."""
-        return [_command_text("FT.CREATE", *index_create_args(self.config))]
+        return schema_statements(self.config)
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
@@ -214,151 +134,25 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         if not isinstance(url, str) or not url.startswith(schemes):
             raise InvalidArgumentError("url", f"{url!r} is not a redis:// URL")
         fields = tuple(options.pop("metadata_fields", ()))
-        config = RedisConfig(metadata_fields=fields, **options)
-        return [_command_text("FT.CREATE", *index_create_args(config))]
-
-    def _missing_index(self) -> list[str]:
-        with translate_errors("checking the search index"):
-            names = self._index_names()
-            return [f"search index {n}" for n in names if self._index_info(n) is None]
+        return schema_statements(RedisConfig(metadata_fields=fields, **options))
 
     def create_schema(self) -> None:
         """Create the search index if missing (race-safe); check an existing one has every
         attribute this configuration queries. On a cluster: one index per master."""
-        with translate_errors("creating the search index"):
-            names = self._index_names()
-        for name in names:
-            self._create_index(name)
+        self._indexes.create_all()
         self._schema_check.passed()
-
-    def _index_names(self) -> list[str]:
-        """The index of each master: on one node, ``index_name``; on a cluster, where the
-        search module here has no coordinator (an index name is a key of one slot, and an
-        index covers the keys of its own node only), ``<index_name>{t}`` per master, ``t``
-        the tag of that master's lowest slot, so the name routes to that master."""
-        if not self._cluster:
-            return [self.config.index_name]
-        client: Any = self._client
-        lowest: dict[str, int] = {}
-        slots = client.nodes_manager.slots_cache
-        for slot in range(SLOTS):
-            nodes = slots.get(slot)
-            if not nodes:
-                raise SchemaError(f"cluster slot {slot} is served by no master")
-            lowest.setdefault(nodes[0].name, slot)
-        tags = slot_tags()
-        return [f"{self.config.index_name}{{{tags[s]}}}" for s in sorted(lowest.values())]
-
-    def _route(self, name: str) -> list[str]:
-        """``KEYS`` of a script on index ``name``: the name itself on a cluster (it routes
-        the call to the master holding that index), none on one node."""
-        return [name] if self._cluster else []
-
-    def _create_index(self, name: str) -> None:
-        # FT.INFO first: an existing index costs one round trip and no FT.CREATE.
-        with translate_errors("creating the search index"):
-            info = self._index_info(name)
-            if info is None:
-                try:
-                    client: Any = self._client
-                    args = index_create_args(self.config)
-                    args[0] = name
-                    if self._cluster:
-                        node = client.get_node_from_key(name)
-                        client.execute_command("FT.CREATE", *args, target_nodes=node)
-                    else:
-                        client.execute_command("FT.CREATE", *args)
-                    return
-                except redis.ResponseError as exc:
-                    if "already exists" not in str(exc).lower():
-                        raise
-                info = self._index_info(name)  # a concurrent creator won: check it
-            if info is None:
-                raise SchemaError(f"index {name!r} vanished while created")
-        attributes = set()
-        for i in range(0, len(info) - 1, 2):
-            if _text(info[i]) == "attributes":
-                for attr in info[i + 1]:
-                    pairs = [_text(x) if isinstance(x, (bytes, str)) else x for x in attr]
-                    attributes.add(pairs[pairs.index("attribute") + 1])
-        missing = index_attributes(self.config) - attributes
-        if missing:
-            raise SchemaError(
-                f"index {name!r} exists without {sorted(missing)}; "
-                "drop it (FT.DROPINDEX) or use another index_name"
-            )
-
-    def _index_info(self, name: str) -> Any:
-        """``FT.INFO`` of index ``name``, or None when it does not exist."""
-        try:
-            return _SEARCH(self._client, self._route(name), ["INFO", name])
-        except redis.ResponseError as exc:
-            if any(m in str(exc).lower() for m in MISSING_INDEX):
-                return None
-            raise
 
     # -- hooks ----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        if self._cluster:
-            return self._cluster_ids_page(limit, after)
         layout = self._layout
         with translate_errors("listing conversations"):
-            reply = _IDS_PAGE(
+            if self._cluster:
+                return cluster_ids_page(self._client, layout, limit, after)
+            reply = scripts.IDS_PAGE(
                 self._client, [layout.ids], [after or "", limit, layout.conversation_prefix]
             )
-        ids = [_text(x) for x in reply[1:]]
+        ids = [as_text(x) for x in reply[1:]]
         return ConversationIdPage(ids, ids[-1] if int(reply[0]) and ids else None)
-
-    def _cluster_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
-        """A page of the cluster's per-slot id indexes, walked slot by slot, each in id
-        order: ``ZRANGE BYLEX`` of a span of slots in one pipeline (the span doubles while
-        slots are empty, so an empty store costs a few dozen round trips), then one
-        ``EXISTS`` per candidate (an expired conversation's id is pruned, as on one node)."""
-        slot, last = decode_cursor(after)
-        layout, client = self._layout, self._client
-        found: list[tuple[int, str]] = []
-        width = 64
-        with translate_errors("listing conversations"):
-            while slot < SLOTS and len(found) <= limit:
-                need = limit + 1 - len(found)
-                span = range(slot, min(slot + width, SLOTS))
-                pipe = client.pipeline(transaction=False)
-                for s in span:
-                    low = "(" + last if s == slot and last else "-"
-                    pipe.zrange(layout.slot_ids(s), low, "+", bylex=True, offset=0, num=need)
-                batches = [[_text(x) for x in b] for b in pipe.execute()]
-                live = self._live([cid for b in batches for cid in b])
-                next_slot, next_last = span[-1] + 1, ""
-                for s, batch in zip(span, batches, strict=True):
-                    found += [(s, cid) for cid in batch if live[cid]]
-                    if len(found) > limit:
-                        break
-                    if len(batch) == need:  # this slot may hold more: go on from its last
-                        next_slot, next_last = s, batch[-1]
-                        break
-                slot, last = next_slot, next_last
-                width = min(width * 2, 4096) if not found else 64
-        ids = [cid for _, cid in found[:limit]]
-        more = len(found) > limit
-        return ConversationIdPage(ids, encode_cursor(*found[limit - 1]) if more else None)
-
-    def _live(self, ids: list[str]) -> dict[str, bool]:
-        """Which of these conversations exist (their ``seq`` key); the others' ids are
-        removed from their slot's index, as the single-node listing script does."""
-        if not ids:
-            return {}
-        pipe = self._client.pipeline(transaction=False)
-        keys = [self._layout.conversation(cid) for cid in ids]
-        for k in keys:
-            pipe.exists(k.seq)
-        live = {cid: bool(n) for cid, n in zip(ids, pipe.execute(), strict=True)}
-        dead = [(cid, k) for cid, k in zip(ids, keys, strict=True) if not live[cid]]
-        if dead:
-            pipe = self._client.pipeline(transaction=False)
-            for cid, k in dead:
-                pipe.zrem(k.ids, cid)
-            pipe.execute()
-        return live
 
     def find_conversation_ids(self) -> list[str]:
         """Every conversation id, or the first ``max_conversation_ids`` when that is set."""
@@ -380,19 +174,11 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
         so a tail of ``others + budget`` holds them all when there are at most ``budget``;
         when there are more, the read is made again with a larger budget (rare: a window
-        keeps the system messages of one add). No log at all may be a conversation still in
-        the two-set layout: ``MIGRATE`` moves it (atomically) and the read is made again."""
+        keeps the system messages of one add)."""
         budget = _SYSTEM_BUDGET
-        migrated = False
         while True:
             want = -1 if others < 0 else others + budget
             entries = client.zrange(keys.log, 0 if want < 0 else -want, -1)
-            # (never on a cluster: the two-set layout's scripts crossed slots, so no
-            # cluster can hold its data)
-            if not entries and not migrated and not self._cluster:
-                migrated = True
-                if int(_MIGRATE(client, keys.migrate_keys, [keys.doc_prefix])):
-                    continue
             messages = self._decoded.parse_entries(entries)
             systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
             if want < 0 or len(entries) < want or systems <= budget:
@@ -439,7 +225,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         triples = self._pairs(cid, messages)
         args = self._head(keys, cid) + triples
         with translate_errors("saving a conversation"):
-            first = _SAVE_ALL(self._client, keys.script_keys, args)
+            first = scripts.SAVE_ALL(self._client, keys.script_keys, args)
         # what a window read returns next (the newest and the system messages); not a whole
         # import, which would only push the cache's other entries out
         entries, first = triples[2::3], int(first)
@@ -449,14 +235,14 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _delete(self, cid: str) -> None:
         keys = self._layout.conversation(cid)
         with translate_errors("deleting a conversation"):
-            _DELETE(self._client, keys.script_keys, self._head(keys, cid))
+            scripts.DELETE(self._client, keys.script_keys, self._head(keys, cid))
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
         triples = self._pairs(cid, messages)
         args = [*self._head(keys, cid), trim_to or 0, *triples]
         with translate_errors("appending to a conversation"):
-            first = _APPEND(self._client, keys.script_keys, args)
+            first = scripts.APPEND(self._client, keys.script_keys, args)
         self._decoded.remember(int(first), triples[2::3], messages)
 
     def _edit_window(
@@ -472,8 +258,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 pipe = client.pipeline(transaction=True)
                 try:
                     pipe.watch(keys.seq, keys.log)
-                    # watching, the pipeline runs commands at once (a migration it runs
-                    # touches the watched log: EXEC then fails and the retry reads it)
+                    # watching, the pipeline runs commands at once
                     edit = plan(self._tail(pipe, keys, non_system_limit))
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
@@ -498,92 +283,3 @@ class RedisChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                     pipe.reset()
 
         retry(attempt, what="window edit")
-
-    # -- advanced queries (AdvancedRedisChatMemoryRepository) ---------------------------
-    def index_pending(self) -> None:
-        """Write the search documents that earlier writes left pending (each search does
-        this first; call it before querying the index with other tools, e.g. redis-cli)."""
-        with translate_errors("indexing pending messages"):
-            self._index_pending()
-
-    def _index_pending(self) -> None:
-        if self._cluster:  # a cluster writes its documents at once
-            return
-        layout = self._layout
-        args = [layout.conversation_prefix, layout.doc_prefix, _FLUSH_BATCH]
-        while int(_FLUSH(self._client, [layout.pending], args)):
-            pass  # batch by batch: other clients' commands run in between
-
-    def _search(
-        self, search: Search | None, conversation_id: str | None, limit: object
-    ) -> list[MessageWithConversation]:
-        n = validate_positive_int(limit, "limit")
-        cid = None if conversation_id is None else self._cid(conversation_id)
-        if search is None:
-            return []
-        search = in_conversation(search, cid)
-        if self._init_pending:  # the queries are not base methods: run the deferred set-up
-            self._ensure_initialized()
-        self._schema_check()
-        layout = self._layout
-        reply: list[Any] = []
-        with translate_errors("searching messages"):
-            self._index_pending()
-            # on a cluster: every master's index, each oldest first, merged by parse_reply
-            for name in self._index_names():
-                args = [
-                    layout.doc_prefix,
-                    layout.conversation_prefix,
-                    *search_args(name, search.query, n),
-                ]
-                reply += _SEARCH_MESSAGES(self._client, self._route(name), args)
-        return parse_reply(reply, search.check)[:n]
-
-    def find_by_type(
-        self,
-        message_type: MessageType | str,
-        *,
-        conversation_id: str | None = None,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-    ) -> list[MessageWithConversation]:
-        """Messages of one kind, oldest first."""
-        return self._search(by_type(message_type), conversation_id, limit)
-
-    def find_by_content(
-        self, text: str, *, conversation_id: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
-    ) -> list[MessageWithConversation]:
-        """Messages whose content (text; a tool message's response data) holds every word
-        of ``text``; punctuation only separates words."""
-        return self._search(by_content(text), conversation_id, limit)
-
-    def find_by_time_range(
-        self,
-        start: datetime | None,
-        end: datetime | None,
-        *,
-        conversation_id: str | None = None,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-    ) -> list[MessageWithConversation]:
-        """Messages created in ``[start, end]`` (inclusive; None leaves that end open)."""
-        return self._search(by_time_range(start, end), conversation_id, limit)
-
-    def find_by_metadata(
-        self,
-        key: str,
-        value: object,
-        *,
-        conversation_id: str | None = None,
-        limit: int = DEFAULT_SEARCH_LIMIT,
-    ) -> list[MessageWithConversation]:
-        """Messages whose indexed metadata ``key`` matches ``value``: exact for tag fields,
-        equal for numeric fields, every word for text fields."""
-        field = self.config.metadata_field(key)
-        return self._search(by_metadata(field, value), conversation_id, limit)
-
-    def execute_query(
-        self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT
-    ) -> list[MessageWithConversation]:
-        """A RediSearch query (DIALECT 2) over this repository's index; read-only."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidArgumentError("query", "must be a non-empty str")
-        return self._search(Search(query), None, limit)

@@ -1,0 +1,39 @@
+"""The Lua scripts of ``_scripts`` as callables: EVALSHA, the source loaded on NOSCRIPT."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from chatmem.core.backend import require
+
+require("redis", "redis")
+
+from redis.exceptions import NoScriptError  # noqa: E402
+
+from .. import _scripts  # noqa: E402
+
+
+class Script:
+    """A Lua script run by EVALSHA, loaded on NOSCRIPT (works on clients and pipelines)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # Redis names scripts by SHA-1
+
+    async def __call__(self, client: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            return await client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await client.script_load(self.source)
+            return await client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+
+
+APPEND = Script(_scripts.APPEND)
+SAVE_ALL = Script(_scripts.SAVE_ALL)
+DELETE = Script(_scripts.DELETE)
+IDS_PAGE = Script(_scripts.IDS_PAGE)
+SEARCH = Script(_scripts.SEARCH)
+SEARCH_MESSAGES = Script(_scripts.SEARCH_MESSAGES)
+FLUSH = Script(_scripts.FLUSH)
