@@ -147,9 +147,7 @@ def evaluate(extract: Callable[[str], list[MemoryCandidate]], corpus: Sequence[E
             for kind in ("all", *TYPES):
                 c = report.get(example.lang, split, kind)
                 expected_here = example.expected is not None and kind in ("all", example.expected)
-                hit = next(
-                    (x for x in candidates if x.memory_type.value == example.expected), None
-                )
+                hit = next((x for x in candidates if x.memory_type.value == example.expected), None)
                 reported = [x for x in candidates if kind in ("all", x.memory_type.value)]
                 if expected_here and hit is not None:
                     c.tp += 1
@@ -165,8 +163,13 @@ def format_errors(report: Report) -> str:
     """The messages the extractor got wrong, one a line."""
     lines = []
     for example, found in report.errors:
-        got = found if isinstance(found, str) else [(c.memory_type.value, c.confidence) for c in found]
-        lines.append(f"[{example.lang}/{example.split}] want {example.expected}: {example.text!r} -> {got}")
+        got = (
+            found
+            if isinstance(found, str)
+            else [(c.memory_type.value, c.confidence) for c in found]
+        )
+        where = f"[{example.lang}/{example.split}]"
+        lines.append(f"{where} want {example.expected}: {example.text!r} -> {got}")
     return "\n".join(lines)
 
 
@@ -198,7 +201,8 @@ def main(argv: Sequence[str] | None = None, complete: Callable[..., Any] | None 
     extractor: Extractor = LlmExtractor(complete) if complete else RuleBasedExtractor()
     langs = args.lang or list(LANGUAGES)
     report = evaluate(extractor.extract, load_corpus(langs, args.corpus_dir, args.split))
-    print(f"extractor: {type(extractor).__name__}" + (f" ({args.complete})" if args.complete else ""))
+    name = type(extractor).__name__ + (f" ({args.complete})" if args.complete else "")
+    print(f"extractor: {name}")
     print(report.table())
     if args.show_errors and report.errors:
         print(format_errors(report))

@@ -1,9 +1,10 @@
 """Extraction: from a user message to memory candidates.
 
 ``Extractor`` is the protocol. ``RuleBasedExtractor`` (``_offline``) works offline on
-English and Korean phrasing ("I prefer ...", "저는 ...의 CTO입니다", "다음 달에 출시 ..."). ``LlmExtractor`` asks any
-``complete(prompt) -> str`` callable (sync or async) and holds its answer to a strict JSON
-contract: one object ``{"memories": [{"type", "content", "confidence"}]}`` and nothing else.
+English and Korean phrasing ("I prefer ...", "저는 ...의 CTO입니다", "다음 달에 출시 ...").
+``LlmExtractor`` asks any ``complete(prompt) -> str`` callable (sync or async) and holds its
+answer to a strict JSON contract: one object
+``{"memories": [{"type", "content", "confidence"}]}`` and nothing else.
 Malformed output raises ExtractionError for the whole batch, so nothing half-valid is stored.
 """
 

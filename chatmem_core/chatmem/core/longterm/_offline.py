@@ -260,7 +260,7 @@ def third_person(sentence: str) -> str:
     text = re.sub(r"\bI\b", "the user", text)
     text = _OBJECT.sub("them", text)
     text = text[:1].upper() + text[1:]
-    if not text.lower().startswith("the user"):
+    if "the user" not in text.lower():
         text = f"The user says: {text}"
     return text if text.endswith((".", "!", "?")) else text + "."
 
@@ -327,7 +327,7 @@ _KO_TIME = (
     r"[월화수목금토일]요일|요즘|현재|지금|당분간|마감|데드라인|출시할|출시\s*예정|런칭|"
     r"오늘\s*(까지|중으로|안에)|까지\s*(제출|끝내|마무리|통과|완료))"
 )
-_KO_NON_PAST = re.compile(r"(었|았|였|했|됐)(습니다|어요|다|음)\s*[.!]*\s*\Z")
+_KO_PAST = re.compile(r"(었|았|였|했|됐)(습니다|어요|다|음)\s*[.!]*\s*\Z")
 
 # (type, base confidence, pattern): the first match wins; a hedge lowers the base.
 _KO_RULES: list[tuple[MemoryType, float, re.Pattern[str]]] = [
@@ -348,7 +348,7 @@ _KO_RULES: list[tuple[MemoryType, float, re.Pattern[str]]] = [
         0.95,
         re.compile(
             rf"\A{_KO_SELF}\s*(.*\s)?\S*(이에요|예요|입니다|이고|이며|이라서|이라|였고|이었고|"
-            r"출신)"
+            r"출신|인\s*(것|거|듯))"
             r"|\A제\s+(이름|직무|직업|역할|직책|전공|나이)(은|는)"
             r"|(에서|로|으로)\s*(일하고|일해요|일합니다|근무하고|근무해요|근무합니다|일하는)"
             r"|(이끌고|운영하고|관리하고|맡고|가르치고|담당하고|리드하고)\s*있"
@@ -399,10 +399,10 @@ def _korean(sentence: str) -> tuple[MemoryType, float] | None:
     first_person = re.search(rf"{_KO_SELF}|{_KO_TEAM}|\A제\s", sentence) is not None
     for memory_type, base, pattern in _KO_RULES:
         if pattern.search(sentence):
-            if memory_type is MemoryType.CONTEXT and not first_person:
-                # "Python 3.12는 10월에 출시되었습니다": dated, but news about the world
-                if _KO_NON_PAST.search(sentence):
-                    return None
+            # "Python 3.12는 10월에 출시되었습니다": dated, but past news about the world
+            past_news = not first_person and _KO_PAST.search(sentence) is not None
+            if memory_type is MemoryType.CONTEXT and past_news:
+                return None
             return memory_type, _hedged(base, hedged)
     return None
 
@@ -458,7 +458,7 @@ _KO_ENDINGS: list[tuple[re.Pattern[str], str]] = [
 
 
 def _noun_form(match: re.Match[str]) -> str:
-    """"갑니다" -> "감": the syllable before "니다" drops its final ㅂ and takes ㅁ."""
+    """ "갑니다" -> "감": the syllable before "니다" drops its final ㅂ and takes ㅁ."""
     code = ord(match.group(1)) - 0xAC00
     return chr(0xAC00 + code - code % 28 + 16)
 
@@ -476,9 +476,7 @@ def third_person_ko(sentence: str) -> str:
         # any other "-ㅂ니다" ending: the noun form of its stem
         text = re.sub(
             r"([\uac00-\ud7a3])니다\Z",
-            lambda m: (
-                _noun_form(m) if (ord(m.group(1)) - 0xAC00) % 28 == 17 else m.group(0)
-            ),
+            lambda m: _noun_form(m) if (ord(m.group(1)) - 0xAC00) % 28 == 17 else m.group(0),
             text,
         )
     if not text.startswith("사용자"):
@@ -520,4 +518,3 @@ class RuleBasedExtractor:
                     MemoryCandidate(memory_type=found[0], content=content, confidence=found[1])
                 )
         return out[:MAX_CANDIDATES]
-
