@@ -120,6 +120,8 @@ def test_within_one_type_the_wording_sets_the_confidence() -> None:
         "```\n# 저는 이게 좋아요\n```",
         "> I'm the CEO of a startup and we need funding.",
         'He said "I prefer Python over Java" in the meeting.',
+        'Yesterday he told me "I\'m the CTO now".',
+        "그가 \u201c저는 CTO입니다\u201d 하고 웃었어요.",
         '그는 "저는 Java보다 Python을 선호합니다"라고 말했어요.',
         "Thanks, that works!",
         "감사합니다, 잘 되네요.",
@@ -133,6 +135,11 @@ def test_within_one_type_the_wording_sets_the_confidence() -> None:
 )
 def test_what_is_not_about_the_user_is_ignored(message: str) -> None:
     assert RuleBasedExtractor().extract(message) == []
+
+
+def test_quoted_words_are_not_the_users_but_stay_in_the_memory() -> None:
+    [found] = RuleBasedExtractor().extract('I prefer "clean code" style reviews.')
+    assert (found.memory_type, found.content) == (P, 'The user prefers "clean code" style reviews.')
 
 
 def test_a_message_with_several_statements_in_both_languages() -> None:

@@ -48,7 +48,7 @@ def _message(text: object) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    """The message's own sentences: code blocks, quoted lines (``>``) and quoted spans go."""
+    """The message's own sentences: code blocks and quoted lines (``>``) go."""
     text = _FENCED.sub("\n", text.replace("\u2019", "'"))
     lines = [line for line in text.splitlines() if not line.lstrip().startswith(">")]
     out = []
@@ -507,7 +507,8 @@ class RuleBasedExtractor:
         out: list[MemoryCandidate] = []
         seen: set[str] = set()
         for sentence in _sentences(_message(text)):
-            found = classify(sentence)
+            # words in quotes are somebody's words, not the user's statement
+            found = classify(_QUOTED.sub('"..."', sentence))
             if found is None:
                 continue
             content = rewrite(sentence)
