@@ -160,3 +160,38 @@ def test_the_rule_extractor_reproduces_the_examples_offline(clock: TestClock) ->
     got = {(r.memory_type.value, r.confidence) for r in records.find(user_id="ana").records}
     assert got == {("preference", 0.90), ("fact", 0.95), ("context", 0.85)}
     memory.close()
+
+
+KOREAN = {
+    "코드 예시는 의사코드보다 Python으로 받는 것을 선호합니다.": ("preference", 0.90),
+    "저는 StartupCorp의 CTO이고 SaaS 플랫폼을 구축하고 있습니다.": ("fact", 0.95),
+    "다음 달에 제품을 출시할 예정이라 빠르게 모든 것을 준비해야 합니다.": ("context", 0.85),
+}
+
+
+def test_korean_examples_offline_end_to_end(
+    make_records: Callable[..., BaseMemoryRecordRepository], clock: TestClock
+) -> None:
+    """The Korean reference examples with no model at all: the rule extractor stores them
+    as Korean third-person notes on every store, and an approved one is injected."""
+    from chatmem.core.longterm import RuleBasedExtractor
+
+    records = make_records()
+    long_term = LongTermMemory(records, agent_id="assistant", extractor=RuleBasedExtractor())
+    for i, text in enumerate(KOREAN):
+        assert long_term.observe("min", text, conversation_id=f"day-1-{i}", message_position=0)
+    assert long_term.flush(120)
+    pending = records.find(user_id="min", status="pending").records
+    assert {(r.memory_type.value, r.confidence) for r in pending} == set(KOREAN.values())
+    assert all(r.content.startswith("사용자") and r.content.endswith(".") for r in pending)
+    fact = next(r for r in pending if r.memory_type.value == "fact")
+    assert fact.content == "사용자는 StartupCorp의 CTO이고 SaaS 플랫폼을 구축하고 있음."
+    records.approve(fact.id, reviewer="rita")
+    advisor = LongTermMemoryAdvisor(long_term)
+    sent = advisor.before(
+        [SystemMessage("도움이 되는 어시스턴트입니다."), UserMessage("안녕하세요")],
+        {USER_ID: "min"},
+    )
+    assert isinstance(sent[0], SystemMessage) and fact.content in (sent[0].text or "")
+    assert "출시" not in (sent[0].text or "")  # still pending
+    long_term.close()
