@@ -1,6 +1,7 @@
 """The Spring AI layout checked against Spring AI itself: its own ``JdbcChatMemoryRepository``
 and ``MessageWindowChatMemory`` (2.0, run by ``scripts/servers/spring-ai/SpringAiHarness.java``
-in a JVM) on the same PostgreSQL as chatmem (``--backend postgres``)."""
+in a JVM) on the same PostgreSQL or MariaDB as chatmem (``--backend postgres`` or
+``--backend mariadb``)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from chatmem.jdbc import (
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
 
-pytestmark = pytest.mark.backend("postgres")
+pytestmark = pytest.mark.backend("postgres", "mariadb")
 
 Repo = SpringAiJdbcChatMemoryRepository
 VERSION = os.environ.get("CHATMEM_SPRING_AI_VERSION", "2.0.1")
@@ -47,25 +48,30 @@ SPRING = HOME / f"spring-ai-{VERSION}"
 CLASSPATH = f"{SPRING}/lib/*:{SPRING}/classes"
 
 
-def _required() -> bool:
+def _required(backend: str) -> bool:
     names = {n.strip() for n in os.environ.get("CHATMEM_REQUIRE_BACKENDS", "").split(",")}
-    return "all" in names or "postgres" in names
+    return "all" in names or backend in names
+
+
+def _is_mariadb(server: ServerInfo) -> bool:
+    return sa.engine.make_url(server.url).get_backend_name() in ("mariadb", "mysql")
 
 
 @pytest.fixture(scope="module")
 def jdbc_url(server: ServerInfo) -> str:
     """The JDBC URL of the server the kit started, with Spring's table created by Spring's own
-    ``schema-postgresql.sql`` from its jar."""
+    ``schema-postgresql.sql`` / ``schema-mariadb.sql`` from its jar."""
     ready = (SPRING / ".complete").is_file() and (SPRING / "classes").is_dir()
     if not ready:
         reason = f"Spring AI harness not installed in {SPRING} (run scripts/install/spring-ai.sh)"
-        if _required():
+        if _required("mariadb" if _is_mariadb(server) else "postgres"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
     url = sa.engine.make_url(server.url)
     auth = f"?user={url.username}" + (f"&password={url.password}" if url.password else "")
-    jdbc = f"jdbc:postgresql://{url.host}:{url.port}/{url.database}{auth}"
-    assert spring(jdbc, "schema")["script"].endswith("schema-postgresql.sql")
+    kind = "mariadb" if _is_mariadb(server) else "postgresql"
+    jdbc = f"jdbc:{kind}://{url.host}:{url.port}/{url.database}{auth}"
+    assert spring(jdbc, "schema")["script"].endswith(f"schema-{kind}.sql")
     return jdbc
 
 
@@ -107,17 +113,25 @@ def as_spring(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def same_instants(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> None:
-    """Equal lists of messages, comparing timestamps as instants (Java prints ``...Z``)."""
+def same_instants(
+    a: list[dict[str, Any]], b: list[dict[str, Any]], *, to_seconds: bool = False
+) -> None:
+    """Equal lists of messages, comparing timestamps as instants (Java prints ``...Z``);
+    ``to_seconds`` for MariaDB's ``TIMESTAMP``, which keeps whole seconds."""
 
     def norm(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-        parse = datetime.fromisoformat
-        return [(r["type"], r["text"], parse(r["timestamp"].replace("Z", "+00:00"))) for r in rows]
+        def when(r: dict[str, Any]) -> datetime:
+            ts = datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00"))
+            return ts.replace(microsecond=0) if to_seconds else ts
+
+        return [(r["type"], r["text"], when(r)) for r in rows]
 
     assert norm(a) == norm(b)
 
 
-def test_spring_writes_and_chatmem_reads_the_same(repo: Repo, jdbc_url: str) -> None:
+def test_spring_writes_and_chatmem_reads_the_same(
+    repo: Repo, jdbc_url: str, server: ServerInfo
+) -> None:
     one, two = cid("s1"), cid("s2")
     t = "2026-01-02T03:04:05.123456Z"
     first = [msg("SYSTEM", "be brief", t), msg("USER", "hi", t), msg("ASSISTANT", "hello", t)]
@@ -142,7 +156,7 @@ def test_spring_writes_and_chatmem_reads_the_same(repo: Repo, jdbc_url: str) -> 
     mine = repo.find_by_conversation_id(one)
     assert [type(m) for m in mine] == [SystemMessage, UserMessage, AssistantMessage, UserMessage]
     same_instants(as_spring(mine), read_one)
-    same_instants(read_one, [{**m, "timestamp": m["timestamp"]} for m in replaced])
+    same_instants(read_one, replaced, to_seconds=_is_mariadb(server))
     same_instants(as_spring(repo.find_by_conversation_id(two)), read_two)
     assert [m.position for m in mine] == [0, 1, 2, 3]  # Spring's sequence_id
     assert {one, two} <= set(repo.find_conversation_ids())
@@ -329,38 +343,56 @@ def test_a_concurrent_spring_writer_can_drop_a_chatmem_append(repo: Repo, jdbc_u
     assert [m.text for m in repo.find_by_conversation_id(c)] == ["first", "spring's"]
 
 
+_PG_FACTS = (
+    "SELECT column_name, data_type, character_maximum_length, is_nullable"
+    " FROM information_schema.columns WHERE table_schema = current_schema()"
+    " AND table_name = :t ORDER BY ordinal_position",
+    "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+    " WHERE conrelid = to_regclass(:t) AND contype = 'c'",
+    "SELECT split_part(indexdef, ' USING ', 2) FROM pg_indexes WHERE tablename = :t"
+    " ORDER BY indexname",
+)
+_MARIADB_FACTS = (
+    "SELECT column_name, data_type, character_maximum_length, is_nullable"
+    " FROM information_schema.columns WHERE table_schema = DATABASE()"
+    " AND table_name = :t ORDER BY ordinal_position",
+    "SELECT check_clause FROM information_schema.check_constraints"
+    " WHERE constraint_schema = DATABASE() AND table_name = :t",
+    "SELECT index_name, seq_in_index, column_name FROM information_schema.statistics"
+    " WHERE table_schema = DATABASE() AND table_name = :t ORDER BY index_name, seq_in_index",
+)
+
+
 def test_chatmem_ddl_is_springs(server: ServerInfo, jdbc_url: str) -> None:
+    """The table chatmem creates has the columns, check and indexes of Spring's script."""
     name = f"spring_{unique_suffix()}"
     engine = server.extra["engine"]
     made = SpringAiJdbcChatMemoryRepository(engine, table_name=name, initialize_schema="always")
-    sql = (
-        "SELECT column_name, data_type, character_maximum_length, is_nullable"
-        " FROM information_schema.columns WHERE table_name = :t ORDER BY ordinal_position"
+    mariadb = _is_mariadb(server)
+    queries, spring_table = (
+        (_MARIADB_FACTS, "SPRING_AI_CHAT_MEMORY")
+        if mariadb
+        else (_PG_FACTS, "spring_ai_chat_memory")
     )
-    index = "SELECT indexdef FROM pg_indexes WHERE tablename = :t ORDER BY indexname"
-    check = (
-        "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
-        " WHERE conrelid = to_regclass(:t) AND contype = 'c'"
-    )
+
+    def facts(conn: sa.Connection, table: str) -> list[list[tuple[Any, ...]]]:
+        out = [[tuple(r) for r in conn.execute(sa.text(q), {"t": table})] for q in queries]
+        # index names start with the table's name: compare what follows it
+        out[2] = [tuple(str(v).lower().replace(table.lower(), "") for v in r) for r in out[2]]
+        return out
+
     try:
         with engine.connect() as conn:
-            facts = [
-                [tuple(r) for r in conn.execute(sa.text(q), {"t": t})]
-                for q in (sql, check)
-                for t in ("spring_ai_chat_memory", name)
-            ]
-            indexes = [
-                [r[0].split(" USING ")[1] for r in conn.execute(sa.text(index), {"t": t})]
-                for t in ("spring_ai_chat_memory", name)
-            ]
-        assert facts[0] == facts[1] and facts[2] == facts[3] and indexes[0] == indexes[1]
-        assert [c[0] for c in facts[0]] == [
+            theirs, ours = facts(conn, spring_table), facts(conn, name)
+        assert theirs == ours
+        assert [c[0].lower() for c in ours[0]] == [
             "conversation_id",
             "content",
             "type",
             "timestamp",
             "sequence_id",
         ]
+        assert ours[1] and ours[2]  # the check and both indexes are there
         made.save_all("c", [UserMessage("x")])
         assert made.find_by_conversation_id("c") == [UserMessage("x")]
     finally:

@@ -7,11 +7,12 @@ Spring's table ``SPRING_AI_CHAT_MEMORY`` has one row per message: ``conversation
 (VARCHAR(36)), ``content`` (TEXT), ``type`` (USER, ASSISTANT, SYSTEM, TOOL), ``"timestamp"``
 (TIMESTAMP without zone; chatmem writes and reads it as UTC) and ``sequence_id`` (BIGINT), in
 which order Spring reads a conversation. Spring's ``saveAll`` rewrites a conversation as
-``0..n-1``; chatmem's appends take ``max + 1`` under a per-conversation advisory lock
-(``pg_advisory_xact_lock(hashtext(conversation_id))``), so concurrent chatmem writers lose
-nothing and a replace is one transaction. What the table cannot hold (tool calls, tool
-responses, media, metadata) is refused with ``InvalidArgumentError`` unless named in
-``lossy``. PostgreSQL only for now.
+``0..n-1``; chatmem's appends take ``max + 1`` under a per-conversation lock (PostgreSQL:
+``pg_advisory_xact_lock(hashtext(conversation_id))``; MariaDB/MySQL: ``GET_LOCK``, held
+until after the commit), so concurrent chatmem writers lose nothing and a replace is one
+transaction. What the table cannot hold (tool calls, tool responses, media, metadata) is
+refused with ``InvalidArgumentError`` unless named in ``lossy``. PostgreSQL and
+MariaDB/MySQL (Spring's scripts for the others are not followed here).
 """
 
 # The SQL below is built from the table name, a validated SQL identifier, never user text.
@@ -37,6 +38,7 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core.backend import (
+    ConcurrencyError,
     ConversationIdPage,
     InvalidArgumentError,
     SchemaCheck,
@@ -67,7 +69,8 @@ _TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMe
 
 
 class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
-    """Chat memory in Spring AI's ``SPRING_AI_CHAT_MEMORY`` table on PostgreSQL, readable and
+    """Chat memory in Spring AI's ``SPRING_AI_CHAT_MEMORY`` table on PostgreSQL or MariaDB/MySQL,
+    readable and
     writable by Spring AI's ``JdbcChatMemoryRepository`` at the same time.
 
     ``initialize_schema`` defaults to Spring's ``"embedded"`` (on a server: create nothing,
@@ -94,14 +97,11 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
     def _setup(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect = dialect_for(engine.dialect.name)
-        if engine.dialect.name != "postgresql":
-            raise InvalidArgumentError(
-                "url", f"the spring-ai layout runs on PostgreSQL only, not {engine.dialect.name}"
-            )
+        self._flavour = _flavour(engine.dialect.name)
         self._fast = None
         self._serial = nullcontext()
         self._table = self.config.table_name
-        self._q = _statements(self._table)
+        self._q = _statements(self._table, self._flavour)
         where = self.engine.url.render_as_string(hide_password=True)
         self._schema_check = SchemaCheck(self._missing_tables, f"database {where}", where)
         mode = self.config.initialize_schema
@@ -112,8 +112,9 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
     def from_url(
         cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
     ) -> SpringAiJdbcChatMemoryRepository:
-        """Build from a PostgreSQL URL (a ``layout=spring-ai`` query parameter is dropped);
-        with ``initialize_schema="always"`` the table is created before this returns."""
+        """Build from a PostgreSQL or MariaDB/MySQL URL (a ``layout=spring-ai`` query
+        parameter is dropped); with ``initialize_schema="always"`` the table is created
+        before this returns."""
         options.pop("layout", None)
         _lossy(options.get("lossy", ()))
         JdbcConfig(
@@ -131,31 +132,30 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
 
     # -- schema ----------------------------------------------------------------------
     def schema_statements(self) -> list[str]:
-        """Spring AI's PostgreSQL DDL for this table (what its ``schema-postgresql.sql`` runs)."""
-        return spring_ai_schema(self._table)
+        """Spring AI's DDL for this table (what its ``schema-<database>.sql`` runs)."""
+        return spring_ai_schema(self._table, self._flavour)
 
     schema_sql = schema_statements
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
-        """Spring AI's DDL for ``url`` (PostgreSQL), built without a connection."""
-        if not sa.engine.make_url(url).get_backend_name().startswith("postgres"):
-            raise InvalidArgumentError("url", "the spring-ai layout runs on PostgreSQL only")
+        """Spring AI's DDL for ``url``, built without a connection."""
+        flavour = _flavour(sa.engine.make_url(url).get_backend_name())
         name = options.get("table_name", SPRING_AI_TABLE_NAME)
         JdbcConfig(table_name=name)
-        return spring_ai_schema(name)
+        return spring_ai_schema(name, flavour)
 
     def _create_on_server(self) -> bool:
         with self.engine.begin() as conn:
-            for statement in spring_ai_schema(self._table):
+            for statement in spring_ai_schema(self._table, self._flavour):
                 conn.exec_driver_sql(statement)
         return True
 
     def _find_missing_tables(self) -> list[str]:
         what = "checking the chat memory schema"
         with translate_errors(what), self.engine.connect() as conn:
-            found = conn.execute(_statements(self._table)["exists"])
-            present = found.scalar_one() is not None
+            found = conn.execute(self._q["exists"])
+            present = found.scalar_one_or_none() is not None
         return [] if present else [f"table {self._table}"]
 
     # -- writes: refuse what the table cannot hold, before any I/O ---------------------
@@ -255,25 +255,23 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
 
     def _save_all(self, cid: str, messages: list[Message]) -> None:
         def write(conn: Connection) -> None:
-            conn.execute(self._q["lock"], {"cid": cid})
             conn.execute(self._q["delete"], {"cid": cid})
             self._insert(conn, cid, 0, messages)
 
-        self._write(write, "replacing the history")
+        self._locked(cid, write, "replacing the history")
 
     def _delete(self, cid: str) -> None:
         def write(conn: Connection) -> None:
-            conn.execute(self._q["lock"], {"cid": cid})
             conn.execute(self._q["delete"], {"cid": cid})
 
-        self._write(write, "deleting")
+        self._locked(cid, write, "deleting")
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         def write(conn: Connection) -> None:
             start = self._next(conn, cid)
             self._insert(conn, cid, start, messages)
 
-        self._write(write, "appending")
+        self._locked(cid, write, "appending")
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
@@ -291,12 +289,45 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
             if edit.append:
                 self._insert(conn, cid, start, list(edit.append))
 
-        self._write(write, "updating the window")
+        self._locked(cid, write, "updating the window")
 
     # -- helpers ---------------------------------------------------------------------
+    def _locked(self, cid: str, fn: Callable[[Connection], None], what: str) -> None:
+        """Run ``fn`` in one transaction holding the conversation's lock (retried on a lost
+        race such as a deadlock)."""
+        if self._flavour == "postgresql":  # a transaction-scoped lock: gone at commit
+
+            def locked(conn: Connection) -> None:
+                conn.execute(self._q["lock"], {"cid": cid})
+                fn(conn)
+
+            self._write(locked, what)
+            return
+        self._schema_check()
+
+        def attempt() -> bool:
+            # GET_LOCK belongs to the session, not the transaction: released after COMMIT
+            with self.engine.connect() as conn:
+                got = (conn.execute(self._q["lock"], {"cid": cid})).scalar_one()
+                if got != 1:
+                    raise ConcurrencyError(f"{what}: the conversation's lock was not granted")
+                try:
+                    fn(conn)
+                    conn.commit()
+                except BaseException:
+                    if not conn.invalidated:
+                        conn.rollback()
+                    raise
+                finally:
+                    if not conn.invalidated:
+                        conn.execute(self._q["unlock"], {"cid": cid})
+                        conn.commit()
+            return True
+
+        self._retried(attempt, what)
+
     def _next(self, conn: Connection, cid: str) -> int:
-        """Take the conversation's advisory lock; the sequence id after every stored one."""
-        conn.execute(self._q["lock"], {"cid": cid})
+        """The sequence id after every stored one (under the conversation's lock)."""
         return int((conn.execute(self._q["next"], {"cid": cid})).scalar_one())
 
     def _insert(self, conn: Connection, cid: str, start: int, messages: Sequence[Message]) -> None:
@@ -313,18 +344,37 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
         conn.execute(self._q["insert"], rows)
 
 
-def spring_ai_schema(table: str) -> list[str]:
-    """Spring AI 2.0's PostgreSQL DDL (``schema-postgresql.sql``) for ``table``."""
+def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
+    """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql`` or
+    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too)."""
+    if flavour == "postgresql":
+        ts = '"timestamp"'
+        create = (
+            f"CREATE TABLE IF NOT EXISTS {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content TEXT NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL"
+            " CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL')),\n"
+            f"    {ts} TIMESTAMP NOT NULL,\n"
+            "    sequence_id BIGINT NOT NULL\n"
+            ")"
+        )
+    else:
+        ts = "`timestamp`"
+        create = (
+            f"CREATE TABLE IF NOT EXISTS {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content TEXT NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL,\n"
+            f"    {ts} TIMESTAMP NOT NULL,\n"
+            "    sequence_id BIGINT NOT NULL,\n"
+            "    CONSTRAINT TYPE_CHECK CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL'))\n"
+            ")"
+        )
     return [
-        f"CREATE TABLE IF NOT EXISTS {table} (\n"
-        "    conversation_id VARCHAR(36) NOT NULL,\n"
-        "    content TEXT NOT NULL,\n"
-        "    type VARCHAR(10) NOT NULL CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL')),\n"
-        '    "timestamp" TIMESTAMP NOT NULL,\n'
-        "    sequence_id BIGINT NOT NULL\n"
-        ")",
+        create,
         f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_TIMESTAMP_IDX\n"
-        f'ON {table}(conversation_id, "timestamp")',
+        f"ON {table}(conversation_id, {ts})",
         f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_SEQUENCE_ID_IDX\n"
         f"ON {table}(conversation_id, sequence_id)",
     ]
@@ -414,13 +464,41 @@ def _decode(result: Any) -> list[Message]:
     return out
 
 
-def _statements(table: str) -> dict[str, Any]:
+def _flavour(backend: str) -> str:
+    """``"postgresql"`` or ``"mysql"`` (MariaDB too): the databases this layout runs on."""
+    if backend.startswith("postgres"):
+        return "postgresql"
+    if backend in ("mysql", "mariadb"):
+        return "mysql"
+    raise InvalidArgumentError(
+        "url", f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
+    )
+
+
+def _statements(table: str, flavour: str) -> dict[str, Any]:
     """The SQL of this layout for ``table`` (a validated identifier, never user text)."""
     t = table
-    cols = 'content, type, "timestamp", sequence_id'
+    if flavour == "postgresql":
+        cols = 'content, type, "timestamp", sequence_id'
+        ts = '"timestamp"'
+        special = {
+            "exists": sa.text("SELECT to_regclass(:name)").bindparams(name=t.lower()),
+            "lock": sa.text("SELECT pg_advisory_xact_lock(hashtext(:cid))"),
+        }
+    else:
+        cols = "content, type, `timestamp`, sequence_id"
+        ts = "`timestamp`"
+        special = {
+            "exists": sa.text(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = DATABASE() AND table_name = :name"
+            ).bindparams(name=t),
+            # one lock name per conversation (ids are at most 36 characters: under 64)
+            "lock": sa.text("SELECT GET_LOCK(CONCAT('chatmem-spring:', :cid), 60)"),
+            "unlock": sa.text("SELECT RELEASE_LOCK(CONCAT('chatmem-spring:', :cid))"),
+        }
     return {
-        "exists": sa.text("SELECT to_regclass(:name)").bindparams(name=t.lower()),
-        "lock": sa.text("SELECT pg_advisory_xact_lock(hashtext(:cid))"),
+        **special,
         "next": sa.text(
             f"SELECT COALESCE(MAX(sequence_id), -1) + 1 FROM {t} WHERE conversation_id = :cid"
         ),
@@ -439,7 +517,7 @@ def _statements(table: str) -> dict[str, Any]:
             " ORDER BY sequence_id DESC LIMIT :n) AS tail)) ORDER BY sequence_id"
         ),
         "insert": sa.text(
-            f'INSERT INTO {t} (conversation_id, content, type, "timestamp", sequence_id)'
+            f"INSERT INTO {t} (conversation_id, content, type, {ts}, sequence_id)"
             " VALUES (:cid, :content, :type, :ts, :seq)"
         ),
         "delete": sa.text(f"DELETE FROM {t} WHERE conversation_id = :cid"),
