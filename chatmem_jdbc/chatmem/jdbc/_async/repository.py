@@ -147,7 +147,15 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
         ``postgresql+psycopg://user:pw@host/db`` (without a ``+driver``, this twin's default
         driver for the database) and create the schema now; ``close()`` disposes the engine
-        made."""
+        made. ``layout="spring-ai"`` (or a ``layout=spring-ai`` URL query parameter) builds
+        the Spring AI layout instead (``AsyncSpringAiJdbcChatMemoryRepository``)."""
+        from .spring_ai import AsyncSpringAiJdbcChatMemoryRepository, layout_of
+
+        if layout_of(url, options) == "spring-ai":
+            return await AsyncSpringAiJdbcChatMemoryRepository.from_url(
+                url, engine_options=engine_options, **options
+            )
+        options.pop("layout", None)
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_async_engine(url, **(engine_options or {}))
 

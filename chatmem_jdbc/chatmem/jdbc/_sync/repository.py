@@ -131,7 +131,15 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """Build from a SQLAlchemy URL such as ``sqlite:///chat.db`` or
         ``postgresql+psycopg://user:pw@host/db`` (without a ``+driver``, this twin's default
         driver for the database) and create the schema now; ``close()`` disposes the engine
-        made."""
+        made. ``layout="spring-ai"`` (or a ``layout=spring-ai`` URL query parameter) builds
+        the Spring AI layout instead (``SpringAiJdbcChatMemoryRepository``)."""
+        from .spring_ai import SpringAiJdbcChatMemoryRepository, layout_of
+
+        if layout_of(url, options) == "spring-ai":
+            return SpringAiJdbcChatMemoryRepository.from_url(
+                url, engine_options=engine_options, **options
+            )
+        options.pop("layout", None)
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_engine(url, **(engine_options or {}))
 

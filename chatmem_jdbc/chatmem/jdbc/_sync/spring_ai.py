@@ -1,0 +1,538 @@
+# Generated from chatmem_jdbc/chatmem/jdbc/_async/spring_ai.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
+"""The Spring AI layout: chat memory in the table Spring AI's ``JdbcChatMemoryRepository``
+(2.0) reads and writes, so a Spring AI service and a Python one share conversations.
+
+Spring's table ``SPRING_AI_CHAT_MEMORY`` has one row per message: ``conversation_id``
+(VARCHAR(36)), ``content`` (TEXT), ``type`` (USER, ASSISTANT, SYSTEM, TOOL), ``"timestamp"``
+(TIMESTAMP without zone; chatmem writes and reads it as UTC) and ``sequence_id`` (BIGINT), in
+which order Spring reads a conversation. Spring's ``saveAll`` rewrites a conversation as
+``0..n-1``; chatmem's appends take ``max + 1`` under a per-conversation lock (PostgreSQL:
+``pg_advisory_xact_lock(hashtext(conversation_id))``; MariaDB/MySQL: ``GET_LOCK``, held
+until after the commit), so concurrent chatmem writers lose nothing and a replace is one
+transaction. What the table cannot hold (tool calls, tool responses, media, metadata) is
+refused with ``InvalidArgumentError`` unless named in ``lossy``. PostgreSQL and
+MariaDB/MySQL (Spring's scripts for the others are not followed here).
+"""
+
+# The SQL below is built from the table name, a validated SQL identifier, never user text.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
+from datetime import datetime, timezone
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from chatmem.core import (
+    AssistantMessage,
+    Message,
+    SchemaMode,
+    SystemMessage,
+    ToolResponseMessage,
+    UserMessage,
+)
+from chatmem.core.backend import (
+    ConcurrencyError,
+    ConversationIdPage,
+    InvalidArgumentError,
+    SchemaCheck,
+    WindowEdit,
+    add_to_window,
+    owning,
+    stamp,
+    validate_messages,
+    validate_positive_int,
+)
+
+from .._config import JdbcConfig
+from .._dialects import dialect_for
+from .._errors import translate_errors
+from .engine import make_engine
+from .repository import JdbcChatMemoryRepository
+
+SPRING_AI_TABLE_NAME = "SPRING_AI_CHAT_MEMORY"
+"""Spring AI's table (2.0.1 hard-codes it: another name is for chatmem readers only)."""
+SPRING_AI_INITIALIZE_SCHEMA: SchemaMode = "embedded"
+"""Spring Boot's ``spring.ai.chat.memory.repository.jdbc.initialize-schema`` default: create
+the table on embedded databases only, so on a server the table must exist already."""
+LOSSY = ("tool_calls", "tool_responses", "media", "metadata")
+"""What a write may drop when named in ``lossy`` (each is refused otherwise)."""
+LAYOUTS = ("chatmem", "spring-ai")
+
+_TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
+
+
+class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
+    """Chat memory in Spring AI's ``SPRING_AI_CHAT_MEMORY`` table on PostgreSQL or MariaDB/MySQL,
+    readable and
+    writable by Spring AI's ``JdbcChatMemoryRepository`` at the same time.
+
+    ``initialize_schema`` defaults to Spring's ``"embedded"`` (on a server: create nothing,
+    and ``SchemaError`` at first use when the table is missing); ``"always"`` creates Spring's
+    DDL. ``lossy`` names what a write may silently drop: ``"tool_calls"`` (an assistant
+    message with tool calls is not stored, as Spring's ``saveAll`` drops it),
+    ``"tool_responses"`` (likewise), ``"media"``, ``"metadata"``; anything else that would be
+    lost raises ``InvalidArgumentError`` before any I/O.
+    """
+
+    max_conversation_id_length = 36  # Spring's VARCHAR(36)
+
+    def __init__(
+        self,
+        engine: Engine | str,
+        *,
+        table_name: str = SPRING_AI_TABLE_NAME,
+        initialize_schema: SchemaMode | bool = SPRING_AI_INITIALIZE_SCHEMA,
+        lossy: Iterable[str] = (),
+    ) -> None:
+        self.lossy = _lossy(lossy)
+        super().__init__(engine, table_name=table_name, initialize_schema=initialize_schema)
+
+    def _setup(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = dialect_for(engine.dialect.name)
+        self._flavour = _flavour(engine.dialect.name)
+        self._fast = None
+        self._serial = nullcontext()
+        self._table = self.config.table_name
+        self._q = _statements(self._table, self._flavour)
+        where = self.engine.url.render_as_string(hide_password=True)
+        self._schema_check = SchemaCheck(self._missing_tables, f"database {where}", where)
+        mode = self.config.initialize_schema
+        if mode == "always":
+            self.create_schema()
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
+    ) -> SpringAiJdbcChatMemoryRepository:
+        """Build from a PostgreSQL or MariaDB/MySQL URL (a ``layout=spring-ai`` query
+        parameter is dropped); with ``initialize_schema="always"`` the table is created
+        before this returns."""
+        options.pop("layout", None)
+        _lossy(options.get("lossy", ()))
+        JdbcConfig(
+            table_name=options.get("table_name", SPRING_AI_TABLE_NAME),
+            initialize_schema=options.get("initialize_schema", SPRING_AI_INITIALIZE_SCHEMA),
+        )
+        engine = make_engine(without_layout(url), **(engine_options or {}))
+
+        def build() -> SpringAiJdbcChatMemoryRepository:
+            repository = cls(engine, **options)
+            repository._ensure_initialized()
+            return repository
+
+        return owning(engine, engine.dispose, build)
+
+    # -- schema ----------------------------------------------------------------------
+    def schema_statements(self) -> list[str]:
+        """Spring AI's DDL for this table (what its ``schema-<database>.sql`` runs)."""
+        return spring_ai_schema(self._table, self._flavour)
+
+    schema_sql = schema_statements
+
+    @classmethod
+    def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
+        """Spring AI's DDL for ``url``, built without a connection."""
+        flavour = _flavour(sa.engine.make_url(url).get_backend_name())
+        name = options.get("table_name", SPRING_AI_TABLE_NAME)
+        JdbcConfig(table_name=name)
+        return spring_ai_schema(name, flavour)
+
+    def _create_on_server(self) -> bool:
+        with self.engine.begin() as conn:
+            for statement in spring_ai_schema(self._table, self._flavour):
+                conn.exec_driver_sql(statement)
+        return True
+
+    def _find_missing_tables(self) -> list[str]:
+        what = "checking the chat memory schema"
+        with translate_errors(what), self.engine.connect() as conn:
+            found = conn.execute(self._q["exists"])
+            present = found.scalar_one_or_none() is not None
+        return [] if present else [f"table {self._table}"]
+
+    # -- writes: refuse what the table cannot hold, before any I/O ---------------------
+    def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Replace the history in one transaction (Spring's positions ``0..n-1``)."""
+        super().save_all(conversation_id, self._storable(messages, "messages"))
+
+    def append(self, conversation_id: str, messages: Sequence[Message] | Message) -> None:
+        """Append after every stored message, under the conversation's advisory lock."""
+        super().append(conversation_id, self._storable(messages, "messages"))
+
+    def window_add(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message] | Message,
+        max_messages: int,
+        *,
+        keep_history: bool = False,
+    ) -> None:
+        """Add under the window rule and store exactly the window, as Spring's
+        ``MessageWindowChatMemory`` does (its ``get`` returns every stored row), in one
+        locked transaction; ``keep_history`` keeps every row as in the chatmem layout."""
+        kept = self._storable(messages, "messages")
+        if keep_history:
+            super().window_add(conversation_id, kept, max_messages, keep_history=True)
+            return
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(kept)
+        validate_positive_int(max_messages, "max_messages")
+        if not msgs:
+            return
+        if self._init_pending:
+            self._ensure_initialized()
+        new = stamp(msgs)
+        self._edit_window(
+            cid, max_messages + 1, lambda source: _exact_edit(source, new, max_messages)
+        )
+
+    def _storable(self, messages: Sequence[Message] | Message, argument: str) -> list[Message]:
+        listed = [messages] if isinstance(messages, Message) else list(messages)
+        out: list[Message] = []
+        for i, m in enumerate(listed):
+            if not isinstance(m, Message):
+                out.append(m)  # the base class names the bad element
+                continue
+            lost = _would_lose(m)
+            refused = [what for what in lost if what not in self.lossy]
+            if refused:
+                raise InvalidArgumentError(
+                    f"{argument}[{i}]",
+                    f"the spring-ai layout would lose its {', '.join(refused)}"
+                    f" (pass lossy=({', '.join(repr(r) for r in refused)},) to accept that)",
+                )
+            if "tool_calls" in lost or "tool_responses" in lost:
+                continue  # dropped whole, as Spring's saveAll drops them
+            if lost:
+                m = _stripped(m)
+            if m.text is None:
+                raise InvalidArgumentError(f"{argument}[{i}]", "has no text (content is NOT NULL)")
+            out.append(m)
+        return out
+
+    # -- hooks -----------------------------------------------------------------------
+    def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
+        sql = self._q
+        params: dict[str, Any] = {"n": limit + 1}
+        stmt = sql["ids_first"]
+        if after is not None:
+            stmt, params["after"] = sql["ids_after"], after
+
+        def ids_of(conn: Connection) -> list[str]:
+            return [r[0] for r in conn.execute(stmt, params)]
+
+        ids = self._read(ids_of, "listing")
+        page = ids[:limit]
+        return ConversationIdPage(page, page[-1] if len(ids) > limit else None)
+
+    def _find(self, cid: str) -> list[Message]:
+        def rows(conn: Connection) -> list[Message]:
+            return _decode(conn.execute(self._q["find"], {"cid": cid}))
+
+        return self._read(rows, "reading")
+
+    def _find_last(self, cid: str, n: int) -> list[Message]:
+        def rows(conn: Connection) -> list[Message]:
+            return _decode(conn.execute(self._q["find_last"], {"cid": cid, "n": n}))
+
+        return (self._read(rows, "reading"))[::-1]
+
+    def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        params = {"cid": cid, "n": non_system_limit}
+
+        def rows(conn: Connection) -> list[Message]:
+            return _decode(conn.execute(self._q["window"], params))
+
+        return self._read(rows, "reading the window")
+
+    def _save_all(self, cid: str, messages: list[Message]) -> None:
+        def write(conn: Connection) -> None:
+            conn.execute(self._q["delete"], {"cid": cid})
+            self._insert(conn, cid, 0, messages)
+
+        self._locked(cid, write, "replacing the history")
+
+    def _delete(self, cid: str) -> None:
+        def write(conn: Connection) -> None:
+            conn.execute(self._q["delete"], {"cid": cid})
+
+        self._locked(cid, write, "deleting")
+
+    def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        def write(conn: Connection) -> None:
+            start = self._next(conn, cid)
+            self._insert(conn, cid, start, messages)
+
+        self._locked(cid, write, "appending")
+
+    def _edit_window(
+        self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
+    ) -> None:
+        def write(conn: Connection) -> None:
+            start = self._next(conn, cid)
+            params = {"cid": cid, "n": non_system_limit}
+            edit = plan(_decode(conn.execute(self._q["window"], params)))
+            if edit.delete_positions:
+                positions = sorted(edit.delete_positions)
+                conn.execute(self._q["delete_at"], {"cid": cid, "positions": positions})
+            if edit.delete_non_system_below is not None:
+                below = edit.delete_non_system_below
+                conn.execute(self._q["delete_below"], {"cid": cid, "below": below})
+            if edit.append:
+                self._insert(conn, cid, start, list(edit.append))
+
+        self._locked(cid, write, "updating the window")
+
+    # -- helpers ---------------------------------------------------------------------
+    def _locked(self, cid: str, fn: Callable[[Connection], None], what: str) -> None:
+        """Run ``fn`` in one transaction holding the conversation's lock (retried on a lost
+        race such as a deadlock)."""
+        if self._flavour == "postgresql":  # a transaction-scoped lock: gone at commit
+
+            def locked(conn: Connection) -> None:
+                conn.execute(self._q["lock"], {"cid": cid})
+                fn(conn)
+
+            self._write(locked, what)
+            return
+        self._schema_check()
+
+        def attempt() -> bool:
+            # GET_LOCK belongs to the session, not the transaction: released after COMMIT
+            with self.engine.connect() as conn:
+                got = (conn.execute(self._q["lock"], {"cid": cid})).scalar_one()
+                if got != 1:
+                    raise ConcurrencyError(f"{what}: the conversation's lock was not granted")
+                try:
+                    fn(conn)
+                    conn.commit()
+                except BaseException:
+                    if not conn.invalidated:
+                        conn.rollback()
+                    raise
+                finally:
+                    if not conn.invalidated:
+                        conn.execute(self._q["unlock"], {"cid": cid})
+                        conn.commit()
+            return True
+
+        self._retried(attempt, what)
+
+    def _next(self, conn: Connection, cid: str) -> int:
+        """The sequence id after every stored one (under the conversation's lock)."""
+        return int((conn.execute(self._q["next"], {"cid": cid})).scalar_one())
+
+    def _insert(self, conn: Connection, cid: str, start: int, messages: Sequence[Message]) -> None:
+        rows = [
+            {
+                "cid": cid,
+                "content": m.text or "",
+                "type": m.message_type.value.upper(),
+                "ts": _naive_utc(m.created_at),
+                "seq": start + i,
+            }
+            for i, m in enumerate(messages)
+        ]
+        conn.execute(self._q["insert"], rows)
+
+
+def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
+    """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql`` or
+    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too)."""
+    if flavour == "postgresql":
+        ts = '"timestamp"'
+        create = (
+            f"CREATE TABLE IF NOT EXISTS {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content TEXT NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL"
+            " CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL')),\n"
+            f"    {ts} TIMESTAMP NOT NULL,\n"
+            "    sequence_id BIGINT NOT NULL\n"
+            ")"
+        )
+    else:
+        ts = "`timestamp`"
+        create = (
+            f"CREATE TABLE IF NOT EXISTS {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content TEXT NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL,\n"
+            f"    {ts} TIMESTAMP NOT NULL,\n"
+            "    sequence_id BIGINT NOT NULL,\n"
+            "    CONSTRAINT TYPE_CHECK CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL'))\n"
+            ")"
+        )
+    return [
+        create,
+        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_TIMESTAMP_IDX\n"
+        f"ON {table}(conversation_id, {ts})",
+        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_SEQUENCE_ID_IDX\n"
+        f"ON {table}(conversation_id, sequence_id)",
+    ]
+
+
+def without_layout(url: str) -> str:
+    """``url`` without chatmem's own ``layout`` query parameter (the driver would reject it)."""
+    parsed = sa.engine.make_url(url)
+    return parsed.difference_update_query(["layout"]).render_as_string(hide_password=False)
+
+
+def layout_of(url: str, options: dict[str, Any]) -> str:
+    """The layout a ``from_url`` call asks for: the ``layout`` option, else the URL's
+    ``layout`` query parameter, else ``"chatmem"``."""
+    layout = options.get("layout")
+    if layout is None:
+        layout = sa.engine.make_url(url).query.get("layout", "chatmem")
+    if layout not in LAYOUTS:
+        raise InvalidArgumentError("layout", f"must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    return str(layout)
+
+
+def _lossy(lossy: Iterable[str]) -> frozenset[str]:
+    if isinstance(lossy, str):
+        lossy = (lossy,)
+    names = frozenset(lossy)
+    unknown = sorted(names - set(LOSSY))
+    if unknown:
+        raise InvalidArgumentError(
+            "lossy", f"unknown {', '.join(unknown)} (known: {', '.join(LOSSY)})"
+        )
+    return names
+
+
+def _would_lose(m: Message) -> list[str]:
+    lost = []
+    if isinstance(m, AssistantMessage) and m.tool_calls:
+        lost.append("tool_calls")
+    if isinstance(m, ToolResponseMessage):
+        lost.append("tool_responses")
+    if m.media:
+        lost.append("media")
+    if m.metadata:
+        lost.append("metadata")
+    return lost
+
+
+def _stripped(m: Message) -> Message:
+    """``m`` without media and metadata (what the table cannot hold)."""
+    return dataclasses.replace(m, media=(), metadata={})
+
+
+def _exact_edit(source: list[Message], new: Sequence[Message], max_messages: int) -> WindowEdit:
+    """The edit that leaves exactly the window after adding ``new`` (Spring's rule, from
+    ``source``: every system message plus at least the last ``max_messages + 1`` others)."""
+    result = add_to_window(source, new, max_messages)
+    kept = {id(m) for m in result}
+    fresh = {id(m) for m in new}
+    gone = frozenset(m.position for m in source if id(m) not in kept and m.position is not None)
+    others = [
+        m.position for m in source if not isinstance(m, SystemMessage) and m.position is not None
+    ]
+    return WindowEdit(
+        delete_positions=gone,
+        delete_non_system_below=min(others) if others else None,  # older than the read
+        append=tuple(m for m in result if id(m) in fresh),
+    )
+
+
+def _naive_utc(ts: datetime | None) -> datetime:
+    ts = ts or datetime.now(timezone.utc)
+    return ts.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def _decode(result: Any) -> list[Message]:
+    """Rows ``(content, type, timestamp, sequence_id)`` as messages; TOOL rows are skipped,
+    as Spring's reader skips them."""
+    out: list[Message] = []
+    for content, kind, ts, seq in result:
+        cls = _TYPES.get(kind)
+        if cls is None:
+            continue
+        message = cls(content)
+        out.append(
+            message.with_store_fields(created_at=ts.replace(tzinfo=timezone.utc), position=seq)
+        )
+    return out
+
+
+def _flavour(backend: str) -> str:
+    """``"postgresql"`` or ``"mysql"`` (MariaDB too): the databases this layout runs on."""
+    if backend.startswith("postgres"):
+        return "postgresql"
+    if backend in ("mysql", "mariadb"):
+        return "mysql"
+    raise InvalidArgumentError(
+        "url", f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
+    )
+
+
+def _statements(table: str, flavour: str) -> dict[str, Any]:
+    """The SQL of this layout for ``table`` (a validated identifier, never user text)."""
+    t = table
+    if flavour == "postgresql":
+        cols = 'content, type, "timestamp", sequence_id'
+        ts = '"timestamp"'
+        special = {
+            "exists": sa.text("SELECT to_regclass(:name)").bindparams(name=t.lower()),
+            "lock": sa.text("SELECT pg_advisory_xact_lock(hashtext(:cid))"),
+        }
+    else:
+        cols = "content, type, `timestamp`, sequence_id"
+        ts = "`timestamp`"
+        special = {
+            "exists": sa.text(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = DATABASE() AND table_name = :name"
+            ).bindparams(name=t),
+            # one lock name per conversation (ids are at most 36 characters: under 64)
+            "lock": sa.text("SELECT GET_LOCK(CONCAT('chatmem-spring:', :cid), 60)"),
+            "unlock": sa.text("SELECT RELEASE_LOCK(CONCAT('chatmem-spring:', :cid))"),
+        }
+    return {
+        **special,
+        "next": sa.text(
+            f"SELECT COALESCE(MAX(sequence_id), -1) + 1 FROM {t} WHERE conversation_id = :cid"
+        ),
+        "find": sa.text(
+            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid ORDER BY sequence_id"
+        ),
+        "find_last": sa.text(
+            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid"
+            " ORDER BY sequence_id DESC LIMIT :n"
+        ),
+        # every system message plus the last n others, oldest first
+        "window": sa.text(
+            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid AND (type = 'SYSTEM'"
+            f" OR sequence_id >= (SELECT MIN(sequence_id) FROM (SELECT sequence_id FROM {t}"
+            " WHERE conversation_id = :cid AND type <> 'SYSTEM'"
+            " ORDER BY sequence_id DESC LIMIT :n) AS tail)) ORDER BY sequence_id"
+        ),
+        "insert": sa.text(
+            f"INSERT INTO {t} (conversation_id, content, type, {ts}, sequence_id)"
+            " VALUES (:cid, :content, :type, :ts, :seq)"
+        ),
+        "delete": sa.text(f"DELETE FROM {t} WHERE conversation_id = :cid"),
+        "delete_at": sa.text(
+            f"DELETE FROM {t} WHERE conversation_id = :cid AND sequence_id IN :positions"
+        ).bindparams(sa.bindparam("positions", expanding=True)),
+        "delete_below": sa.text(
+            f"DELETE FROM {t} WHERE conversation_id = :cid AND type <> 'SYSTEM'"
+            " AND sequence_id < :below"
+        ),
+        "ids_first": sa.text(
+            f"SELECT DISTINCT conversation_id FROM {t} ORDER BY conversation_id LIMIT :n"
+        ),
+        "ids_after": sa.text(
+            f"SELECT DISTINCT conversation_id FROM {t} WHERE conversation_id > :after"
+            " ORDER BY conversation_id LIMIT :n"
+        ),
+    }
