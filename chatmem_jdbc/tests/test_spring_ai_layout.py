@@ -434,3 +434,19 @@ def test_the_async_twin_shares_the_table(server: ServerInfo, jdbc_url: str) -> N
     (read,) = spring(jdbc_url, "script", [{"op": "read", "cid": c}])
     same_instants(read, as_spring(log))
     assert [m["type"] for m in read] == ["SYSTEM", "USER", "ASSISTANT"]
+
+
+def test_chatmem_schema_prints_springs_ddl_for_the_layout(server: ServerInfo) -> None:
+    """``chatmem schema --url ...?layout=spring-ai`` exports Spring's DDL, not chatmem's (no
+    connection is made for it)."""
+    url = f"{server.url}{'&' if '?' in server.url else '?'}layout=spring-ai"
+    expected = SpringAiJdbcChatMemoryRepository.schema_statements_for_url(server.url)
+    assert JdbcChatMemoryRepository.schema_statements_for_url(url) == expected
+    out = subprocess.run(
+        [sys.executable, "-m", "chatmem.core._cli", "schema", "--url", url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "SPRING_AI_CHAT_MEMORY" in out.upper() and "sequence_id" in out
+    assert "ai_chat_memory_conversation" not in out

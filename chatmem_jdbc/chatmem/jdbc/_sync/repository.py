@@ -160,7 +160,13 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
         """The DDL for the database ``url`` names, built without a connection or a driver
-        (``options``: ``table_name``; the others do not change the DDL)."""
+        (``options``: ``table_name``; the others do not change the DDL). A ``layout``
+        option or URL parameter of ``spring-ai`` gives Spring AI's DDL."""
+        from .spring_ai import SpringAiJdbcChatMemoryRepository, layout_of
+
+        if layout_of(url, options) == "spring-ai":
+            options.pop("layout", None)
+            return SpringAiJdbcChatMemoryRepository.schema_statements_for_url(url, **options)
         config = JdbcConfig(
             table_name=options.get("table_name", JdbcConfig.table_name),
             initialize_schema=options.get("initialize_schema", JdbcConfig.initialize_schema),
