@@ -379,7 +379,7 @@ def test_pop_last_removes_only_the_newest(repository: Repo) -> None:
     assert last is not None and last.text == "s2"
     assert [m.text for m in iter(lambda: repository.pop_last("c"), None)] == ["u2", "a1", "u1", "s"]
     assert repository.find_by_conversation_id("c") == []
-    assert repository.find_conversation_ids() == ["other"]
+    assert "other" in repository.find_conversation_ids()
 
 
 @pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
