@@ -231,6 +231,8 @@ def reliability(session: nox.Session, backend: str) -> None:
 
 
 FRAMEWORKS = "langchain,llamaindex,langgraph,pydantic-ai"
+# the OpenAI Agents SDK: about 4 s more per install from a warm cache (openai, mcp, starlette)
+FRAMEWORKS += ",openai-agents"
 # LangGraph's checkpointer conformance suite (a test dependency, not an extra)
 FRAMEWORK_TESTS = ["langgraph-checkpoint-conformance==0.0.2"]
 # the OpenTelemetry SDK's in-memory exporter and reader capture what chatmem emits
@@ -274,6 +276,7 @@ def integrations(session: nox.Session, backend: str) -> None:
         "chatmem_integrations/tests/test_spring_advisors.py",
         "chatmem_integrations/tests/test_langgraph.py",
         "chatmem_integrations/tests/test_pydantic_ai.py",
+        "chatmem_integrations/tests/test_openai_agents.py",
         "chatmem_core/tests/test_observability.py",
         "--backend",
         backend,
