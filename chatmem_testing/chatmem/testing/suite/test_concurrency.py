@@ -109,7 +109,7 @@ def test_concurrent_pop_last_takes_distinct_messages(repository: Repo) -> None:
 
     with ThreadPoolExecutor(THREADS) as pool:
         got = list(pool.map(pop, range(THREADS)))
-    texts = [m.text for m in got if m is not None]
+    texts = [m.text or "" for m in got if m is not None]
     assert len(texts) == THREADS and len(set(texts)) == THREADS, f"poppers got {texts}"
     assert sorted(texts) == sorted(f"m:{i}" for i in range(20 - THREADS, 20))
     left = repository.find_by_conversation_id("popped")

@@ -377,7 +377,10 @@ def test_pop_last_removes_only_the_newest(repository: Repo) -> None:
     repository.append("c", SystemMessage("s2"))  # a newest system message is popped too
     last = repository.pop_last("c")
     assert last is not None and last.text == "s2"
-    assert [m.text for m in iter(lambda: repository.pop_last("c"), None)] == ["u2", "a1", "u1", "s"]
+    rest: list[Message] = []
+    while (m := repository.pop_last("c")) is not None:
+        rest.append(m)
+    assert texts(rest) == ["u2", "a1", "u1", "s"]
     assert repository.find_by_conversation_id("c") == []
     assert "other" in repository.find_conversation_ids()
 
