@@ -295,6 +295,11 @@ def test_the_session_is_the_sdks_session() -> None:
     session = ChatmemSession(AsyncInMemoryChatMemoryRepository(), "s")
     assert isinstance(session, Session)
     assert isinstance(session.turn(), Session)
+    assert session.session_settings == SessionSettings()
+    limited = ChatmemSession(
+        AsyncInMemoryChatMemoryRepository(), "s", session_settings={"limit": 0}
+    )
+    assert limited.session_settings == SessionSettings(limit=0)
 
 
 def test_every_item_kind_round_trips_through_the_store(
@@ -530,7 +535,8 @@ def test_arguments_are_checked_before_any_io() -> None:
         ({"last": 0}, "last"),
         ({"max_tokens": -1}, "max_tokens"),
         ({"count_tokens": 3}, "count_tokens"),
-        ({"session_settings": {"limit": 2}}, "session_settings"),
+        ({"session_settings": 3}, "session_settings"),
+        ({"session_settings": {"limitt": 2}}, "session_settings"),
     ]:
         args: dict[str, Any] = {"session_id": "s", **kwargs}
         with pytest.raises(InvalidArgumentError) as info:

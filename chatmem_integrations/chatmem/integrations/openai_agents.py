@@ -49,6 +49,7 @@ require("agents", "openai-agents")
 
 from agents import Agent, Runner, RunResult, TResponseInputItem  # noqa: E402
 from agents.memory import SessionSettings  # noqa: E402
+from agents.memory.session_settings import coerce_session_settings  # noqa: E402
 
 from ._openai_agents_codec import (  # noqa: E402
     from_items,
@@ -80,9 +81,10 @@ class ChatmemSession:
     """The SDK's ``Session`` on one chatmem conversation (see the module docstring).
 
     ``repository`` is an async chatmem repository (``AsyncBaseChatMemoryRepository``; the
-    SDK's session calls are coroutines). ``session_settings`` is the SDK's (its ``limit`` is
-    the default ``get_items`` limit). ``last`` / ``max_tokens`` set the window (both: the
-    token window of the last ``n``), ``count_tokens`` a ``str -> int`` counter.
+    SDK's session calls are coroutines). ``session_settings`` is the SDK's, or a dict of its
+    fields (its ``limit`` is the default ``get_items`` limit; default: no limit). ``last`` /
+    ``max_tokens`` set the window (both: the token window of the last ``n``),
+    ``count_tokens`` a ``str -> int`` counter.
     """
 
     def __init__(
@@ -90,7 +92,7 @@ class ChatmemSession:
         repository: AsyncBaseChatMemoryRepository,
         session_id: str,
         *,
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
         last: int | None = None,
         max_tokens: int | None = None,
         count_tokens: TokenCounter | None = None,
@@ -109,8 +111,17 @@ class ChatmemSession:
             raise InvalidArgumentError(
                 "repository", "must be an AsyncBaseChatMemoryRepository (any Async*Repository)"
             )
-        if session_settings is not None and not isinstance(session_settings, SessionSettings):
-            raise InvalidArgumentError("session_settings", "must be an agents SessionSettings")
+        if session_settings is None:
+            session_settings = SessionSettings()
+        elif isinstance(session_settings, dict):  # normalised as the SDK's own sessions do
+            try:
+                session_settings = coerce_session_settings(session_settings)
+            except (TypeError, ValueError) as exc:
+                raise InvalidArgumentError("session_settings", str(exc)) from exc
+        elif not isinstance(session_settings, SessionSettings):
+            raise InvalidArgumentError(
+                "session_settings", "must be an agents SessionSettings or a dict of its fields"
+            )
         if count_tokens is not None and not callable(count_tokens):
             raise InvalidArgumentError("count_tokens", "must be a callable str -> int")
         self.repository = repository
