@@ -23,6 +23,7 @@ nox.options.sessions = [
     "conformance",
     "conformance_tc",
     "integrations",
+    "openai-agents-sdk-tests",
     "longterm",
     "longterm_browser",
     "kit",
