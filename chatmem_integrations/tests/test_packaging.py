@@ -25,6 +25,7 @@ FRAMEWORKS = {
     "langgraph_store": ("langgraph", "langgraph"),
     "llamaindex": ("llama_index", "llamaindex"),
     "pydantic_ai": ("pydantic_ai", "pydantic-ai"),
+    "openai_agents": ("agents", "openai-agents"),
     "redis_vectorstore": ("redis", "redis"),
     "pgvector_vectorstore": ("sqlalchemy", "postgres"),
 }
@@ -76,6 +77,7 @@ def test_every_framework_extra_exists_and_pulls_only_its_framework() -> None:
     assert extras["llamaindex"] == ["llama-index-core"]
     assert extras["langgraph"] == ["langgraph"]
     assert extras["pydantic-ai"] == ["pydantic-ai-slim"]
+    assert extras["openai-agents"] == ["openai-agents"]
 
 
 def test_nothing_is_left_in_core() -> None:

@@ -11,6 +11,8 @@ public module per framework, each behind its own extra.
   (for ``Memory``) and ``ChatmemChatStore`` (``pip install "chatmem[llamaindex]"``).
 - ``chatmem.integrations.pydantic_ai``: ``ChatmemMessageHistory``, an agent's message history
   stored after each successful run (``pip install "chatmem[pydantic-ai]"``).
+- ``chatmem.integrations.openai_agents``: ``ChatmemSession``, the OpenAI Agents SDK's session
+  store (``pip install "chatmem[openai-agents]"``).
 - ``chatmem.integrations.advisors``: Spring AI's ``PromptChatMemoryAdvisor`` and
   ``VectorStoreChatMemoryAdvisor`` (no dependency), over the vector stores of
   ``vectorstore`` (in memory), ``redis_vectorstore`` (``chatmem[redis]``) and

@@ -208,6 +208,29 @@ class BaseChatMemoryRepository(ABC):
         if msgs:
             self._append(cid, stamp(msgs), None)
 
+    def pop_last(self, conversation_id: str) -> Message | None:
+        """Remove and return the newest stored message (None when there is none), in one
+        atomic edit: concurrent callers each get a different message, and nothing else goes.
+
+        Built on ``_edit_window``, whose bounded read (every system message plus the last
+        non-system one) always holds the newest message. A store may re-run the plan in its
+        retry loop; the message chosen by the run that committed is the one returned."""
+        cid = self._cid(conversation_id)
+        if self._init_pending:
+            self._ensure_initialized()
+        chosen: list[Message | None] = [None]
+
+        def plan(source: list[Message]) -> WindowEdit:
+            positioned = [m for m in source if m.position is not None]
+            newest = max(positioned, key=lambda m: m.position or 0, default=None)
+            chosen[0] = newest
+            if newest is None or newest.position is None:
+                return WindowEdit()
+            return WindowEdit(delete_positions=frozenset({newest.position}))
+
+        self._edit_window(cid, 1, plan)
+        return chosen[0]
+
     # -- window operations (used by MessageWindowChatMemory) ------------------------
     def window_add(
         self,

@@ -95,6 +95,32 @@ def test_concurrent_appends_lose_nothing(repository: Repo) -> None:
     _assert_lossless(repository.find_by_conversation_id("shared"), workers, ADDS)
 
 
+def test_concurrent_pop_last_takes_distinct_messages(repository: Repo) -> None:
+    """THREADS poppers on a 20-message log get THREADS distinct messages (threads here; in an
+    async-twin run, concurrent tasks on the twin's loop) and leave exactly the rest, in order."""
+    stored = [UserMessage(f"m:{i}") for i in range(20)]
+    repository.save_all("popped", stored)
+    repository.save_all("bystander", stored[:3])
+    start = threading.Barrier(THREADS)
+
+    def pop(_: int) -> Message | None:
+        start.wait()
+        return repository.pop_last("popped")
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        got = list(pool.map(pop, range(THREADS)))
+    texts = [m.text or "" for m in got if m is not None]
+    assert len(texts) == THREADS and len(set(texts)) == THREADS, f"poppers got {texts}"
+    assert sorted(texts) == sorted(f"m:{i}" for i in range(20 - THREADS, 20))
+    left = repository.find_by_conversation_id("popped")
+    assert [m.text for m in left] == [f"m:{i}" for i in range(20 - THREADS)]
+    assert [m.text for m in repository.find_by_conversation_id("bystander")] == [
+        "m:0",
+        "m:1",
+        "m:2",
+    ]
+
+
 def test_concurrent_window_adds_lose_nothing(repository: Repo) -> None:
     memory = MessageWindowChatMemory(repository, max_messages=THREADS * ADDS + 10)
     workers = [f"w{i}" for i in range(THREADS)]

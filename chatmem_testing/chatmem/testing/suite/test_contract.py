@@ -359,3 +359,36 @@ def test_typed_config_reaches_repository_from_url(
             again.close()  # type: ignore[attr-defined]
     assert seen_config == config
     assert seen == ["through the config"]
+
+
+def test_pop_last_of_an_empty_conversation_is_none(repository: Repo) -> None:
+    assert repository.pop_last("nothing") is None
+    assert repository.find_conversation_ids() == []
+
+
+def test_pop_last_removes_only_the_newest(repository: Repo) -> None:
+    repository.save_all("c", [SystemMessage("s"), *turn(1), *turn(2)])
+    repository.save_all("other", turn(7))
+    popped = repository.pop_last("c")
+    assert popped is not None and popped.text == "a2" and isinstance(popped, AssistantMessage)
+    assert popped.position is not None
+    assert texts(repository.find_by_conversation_id("c")) == ["s", "u1", "a1", "u2"]
+    assert texts(repository.find_by_conversation_id("other")) == ["u7", "a7"]
+    repository.append("c", SystemMessage("s2"))  # a newest system message is popped too
+    last = repository.pop_last("c")
+    assert last is not None and last.text == "s2"
+    rest: list[Message] = []
+    while (m := repository.pop_last("c")) is not None:
+        rest.append(m)
+    assert texts(rest) == ["u2", "a1", "u1", "s"]
+    assert repository.find_by_conversation_id("c") == []
+    assert "other" in repository.find_conversation_ids()
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+def test_pop_last_rejects_bad_ids_before_io(repository: Repo, bad: object) -> None:
+    repository.save_all("victim", turn(1))
+    with pytest.raises(InvalidArgumentError) as info:
+        repository.pop_last(bad)  # type: ignore[arg-type]
+    assert info.value.argument == "conversation_id"
+    assert texts(repository.find_by_conversation_id("victim")) == ["u1", "a1"]
