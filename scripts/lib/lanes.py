@@ -51,6 +51,8 @@ ESTIMATE_MINUTES: dict[str, float] = {
     "conformance_tc": 1.0,
     "conformance_tc(backend='mssql')": 0.3,
     "conformance_tc(backend='oracle')": 0.3,
+    "adk": 5.0,
+    "openai-agents-sdk-tests": 1.0,
     "unit-3.11": 4.0,
     "unit": 2.0,
     "longterm(cassandra": 2.0,
