@@ -15,18 +15,8 @@ VERSIONS="${CHATMEM_NEO4J_VERSIONS:-5.26.28 5.26.27 5.26.26 5.26.25 5.26.24 5.26
 
 log() { echo "[install/neo4j] $*" >&2; }
 
-find_java17() {
-    local candidate
-    for candidate in /usr/lib/jvm/java-17-openjdk-*/bin/java /usr/lib/jvm/temurin-17-*/bin/java \
-                     "${JAVA_HOME:-/nonexistent}/bin/java" "$(command -v java || true)"; do
-        [ -x "$candidate" ] || continue
-        # the banner is read whole (an early-closing pipe could SIGPIPE java under pipefail)
-        if [[ "$("$candidate" -version 2>&1 || true)" =~ version\ \"17[.\"] ]]; then
-            echo "$candidate"; return 0
-        fi
-    done
-    return 1
-}
+# shellcheck source=../lib/java17.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib/java17.sh"
 
 # 1. Java 17 (Neo4j 5.26 runs on 17; the 2025.x line would need 21) and Maven.
 if ! JAVA="$(find_java17)" || ! command -v mvn >/dev/null; then

@@ -19,17 +19,8 @@ dir="$CACHE/spring-ai-$VERSION"
 
 log() { echo "[install/spring-ai] $*" >&2; }
 
-find_java17() {
-    local candidate
-    for candidate in /usr/lib/jvm/java-17-openjdk-*/bin/java /usr/lib/jvm/temurin-17-*/bin/java \
-                     "${JAVA_HOME:-/nonexistent}/bin/java" "$(command -v java || true)"; do
-        [ -x "$candidate" ] || continue
-        if "$candidate" -version 2>&1 | head -1 | grep -qE 'version "17[."]'; then
-            echo "$candidate"; return 0
-        fi
-    done
-    return 1
-}
+# shellcheck source=../lib/java17.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib/java17.sh"
 
 # 1. Already installed with a harness compiled from today's source?
 if [ -f "$dir/.complete" ] && [ -f "$dir/classes/SpringAiHarness.class" ] \
