@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
 
 from chatmem.core import SchemaMode
 from chatmem.core.backend import InvalidArgumentError, schema_mode, sql_identifier
@@ -10,6 +13,8 @@ from chatmem.core.backend import InvalidArgumentError, schema_mode, sql_identifi
 DEFAULT_TABLE_NAME = "ai_chat_memory"
 DEFAULT_INITIALIZE_SCHEMA: SchemaMode = "always"
 SCHEMA_MODES = ("always", "never", "embedded")
+LAYOUTS = ("chatmem", "spring-ai")
+"""Table layouts: chatmem's own, or Spring AI's ``SPRING_AI_CHAT_MEMORY`` (``spring_ai``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,3 +43,20 @@ class JdbcConfig:
     def conversation_table_name(self) -> str:
         """The name of the per-conversation table."""
         return f"{self.table_name}_conversation"
+
+
+def without_layout(url: str) -> str:
+    """``url`` without chatmem's own ``layout`` query parameter (the driver would reject it)."""
+    parsed = sa.engine.make_url(url)
+    return parsed.difference_update_query(["layout"]).render_as_string(hide_password=False)
+
+
+def layout_of(url: str, options: dict[str, Any]) -> str:
+    """The layout a ``from_url`` call asks for: the ``layout`` option, else the URL's
+    ``layout`` query parameter, else ``"chatmem"``."""
+    layout = options.get("layout")
+    if layout is None:
+        layout = sa.engine.make_url(url).query.get("layout", "chatmem")
+    if layout not in LAYOUTS:
+        raise InvalidArgumentError("layout", f"must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    return str(layout)

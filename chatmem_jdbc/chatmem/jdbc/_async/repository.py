@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from datetime import datetime, timezone
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
@@ -35,7 +35,7 @@ from chatmem.core.backend import (
 )
 
 from .._codec import from_row, to_row
-from .._config import JdbcConfig
+from .._config import JdbcConfig, layout_of
 from .._dialects import SqlDialect, async_dialect_for
 from .._drivers import require_sql_driver
 from .._errors import translate_errors
@@ -60,6 +60,10 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     creates the schema before it returns; otherwise the blocking twin's constructor creates
     it, and the non-blocking twin's first call does (its constructor does no I/O).
     """
+
+    layouts: ClassVar[dict[str, type[AsyncJdbcChatMemoryRepository]]] = {}
+    """The other table layouts ``from_url(url, layout=...)`` builds, by name; each registers
+    itself (``spring_ai``), so this module imports none of them."""
 
     def __init__(
         self,
@@ -149,12 +153,9 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         driver for the database) and create the schema now; ``close()`` disposes the engine
         made. ``layout="spring-ai"`` (or a ``layout=spring-ai`` URL query parameter) builds
         the Spring AI layout instead (``AsyncSpringAiJdbcChatMemoryRepository``)."""
-        from .spring_ai import AsyncSpringAiJdbcChatMemoryRepository, layout_of
-
-        if layout_of(url, options) == "spring-ai":
-            return await AsyncSpringAiJdbcChatMemoryRepository.from_url(
-                url, engine_options=engine_options, **options
-            )
+        layout = layout_of(url, options)
+        if layout != "chatmem":
+            return await cls.layouts[layout].from_url(url, engine_options=engine_options, **options)
         options.pop("layout", None)
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_async_engine(url, **(engine_options or {}))
@@ -178,11 +179,10 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         """The DDL for the database ``url`` names, built without a connection or a driver
         (``options``: ``table_name``; the others do not change the DDL). A ``layout``
         option or URL parameter of ``spring-ai`` gives Spring AI's DDL."""
-        from .spring_ai import AsyncSpringAiJdbcChatMemoryRepository, layout_of
-
-        if layout_of(url, options) == "spring-ai":
+        layout = layout_of(url, options)
+        if layout != "chatmem":
             options.pop("layout", None)
-            return AsyncSpringAiJdbcChatMemoryRepository.schema_statements_for_url(url, **options)
+            return cls.layouts[layout].schema_statements_for_url(url, **options)
         config = JdbcConfig(
             table_name=options.get("table_name", JdbcConfig.table_name),
             initialize_schema=options.get("initialize_schema", JdbcConfig.initialize_schema),

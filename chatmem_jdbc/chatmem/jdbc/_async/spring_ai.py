@@ -48,7 +48,7 @@ from chatmem.core.backend import (
     validate_positive_int,
 )
 
-from .._config import JdbcConfig
+from .._config import JdbcConfig, without_layout
 from .._dialects import async_dialect_for
 from .._errors import translate_errors
 from .engine import make_async_engine
@@ -63,7 +63,6 @@ SPRING_AI_INITIALIZE_SCHEMA: SchemaMode = "embedded"
 the table on embedded databases only, so on a server the table must exist already."""
 LOSSY = ("tool_calls", "tool_responses", "media", "metadata")
 """What a write may drop when named in ``lossy`` (each is refused otherwise)."""
-LAYOUTS = ("chatmem", "spring-ai")
 
 _TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
 
@@ -388,23 +387,6 @@ def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
     ]
 
 
-def without_layout(url: str) -> str:
-    """``url`` without chatmem's own ``layout`` query parameter (the driver would reject it)."""
-    parsed = sa.engine.make_url(url)
-    return parsed.difference_update_query(["layout"]).render_as_string(hide_password=False)
-
-
-def layout_of(url: str, options: dict[str, Any]) -> str:
-    """The layout a ``from_url`` call asks for: the ``layout`` option, else the URL's
-    ``layout`` query parameter, else ``"chatmem"``."""
-    layout = options.get("layout")
-    if layout is None:
-        layout = sa.engine.make_url(url).query.get("layout", "chatmem")
-    if layout not in LAYOUTS:
-        raise InvalidArgumentError("layout", f"must be one of {', '.join(LAYOUTS)}, not {layout!r}")
-    return str(layout)
-
-
 def _lossy(lossy: Iterable[str]) -> frozenset[str]:
     if isinstance(lossy, str):
         lossy = (lossy,)
@@ -544,3 +526,7 @@ def _statements(table: str, flavour: str) -> dict[str, Any]:
             " ORDER BY conversation_id LIMIT :n"
         ),
     }
+
+
+# the layout ``AsyncJdbcChatMemoryRepository.from_url(url, layout="spring-ai")`` builds
+AsyncJdbcChatMemoryRepository.layouts["spring-ai"] = AsyncSpringAiJdbcChatMemoryRepository

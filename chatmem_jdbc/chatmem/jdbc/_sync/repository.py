@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime, timezone
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -37,7 +37,7 @@ from chatmem.core.backend import (
 )
 
 from .._codec import from_row, to_row
-from .._config import JdbcConfig
+from .._config import JdbcConfig, layout_of
 from .._dialects import SqlDialect, dialect_for
 from .._drivers import require_sql_driver
 from .._errors import translate_errors
@@ -60,6 +60,10 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     creates the schema before it returns; otherwise the blocking twin's constructor creates
     it, and the non-blocking twin's first call does (its constructor does no I/O).
     """
+
+    layouts: ClassVar[dict[str, type[JdbcChatMemoryRepository]]] = {}
+    """The other table layouts ``from_url(url, layout=...)`` builds, by name; each registers
+    itself (``spring_ai``), so this module imports none of them."""
 
     def __init__(
         self,
@@ -133,12 +137,9 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         driver for the database) and create the schema now; ``close()`` disposes the engine
         made. ``layout="spring-ai"`` (or a ``layout=spring-ai`` URL query parameter) builds
         the Spring AI layout instead (``SpringAiJdbcChatMemoryRepository``)."""
-        from .spring_ai import SpringAiJdbcChatMemoryRepository, layout_of
-
-        if layout_of(url, options) == "spring-ai":
-            return SpringAiJdbcChatMemoryRepository.from_url(
-                url, engine_options=engine_options, **options
-            )
+        layout = layout_of(url, options)
+        if layout != "chatmem":
+            return cls.layouts[layout].from_url(url, engine_options=engine_options, **options)
         options.pop("layout", None)
         JdbcConfig(**options)  # reject bad options before building an engine
         engine = make_engine(url, **(engine_options or {}))
@@ -162,11 +163,10 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         """The DDL for the database ``url`` names, built without a connection or a driver
         (``options``: ``table_name``; the others do not change the DDL). A ``layout``
         option or URL parameter of ``spring-ai`` gives Spring AI's DDL."""
-        from .spring_ai import SpringAiJdbcChatMemoryRepository, layout_of
-
-        if layout_of(url, options) == "spring-ai":
+        layout = layout_of(url, options)
+        if layout != "chatmem":
             options.pop("layout", None)
-            return SpringAiJdbcChatMemoryRepository.schema_statements_for_url(url, **options)
+            return cls.layouts[layout].schema_statements_for_url(url, **options)
         config = JdbcConfig(
             table_name=options.get("table_name", JdbcConfig.table_name),
             initialize_schema=options.get("initialize_schema", JdbcConfig.initialize_schema),
