@@ -153,8 +153,10 @@ def on_twin(
 MEMBERS = typing.get_args(TResponseInputItem)
 
 
+# typing_extensions' readers: on Python 3.10, typing.get_type_hints keeps the SDK's
+# ``Required[...]`` wrappers around field types
 def _type_literal(cls: Any) -> str:
-    hint = typing.get_type_hints(cls)["type"]
+    hint = typing_extensions.get_type_hints(cls)["type"]
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     while args and typing.get_origin(args[0]) is typing.Literal:
         args = list(typing.get_args(args[0]))
@@ -164,8 +166,8 @@ def _type_literal(cls: Any) -> str:
 def _sample(tp: Any, k: int, depth: int = 0) -> Any:
     """A JSON value of type ``tp`` generated from its definition: alternative ``k`` (modulo
     their number) at every union, every field of a TypedDict filled."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
+    origin = typing_extensions.get_origin(tp)
+    args = typing_extensions.get_args(tp)
     if origin is typing.Literal:
         return args[k % len(args)]
     if origin is typing.Union or type(tp).__name__ == "UnionType":
@@ -174,7 +176,7 @@ def _sample(tp: Any, k: int, depth: int = 0) -> Any:
     if isinstance(tp, type) and typing_extensions.is_typeddict(tp):
         if depth > 5:
             return {}
-        hints = typing.get_type_hints(tp)
+        hints = typing_extensions.get_type_hints(tp)
         return {name: _sample(h, k, depth + 1) for name, h in hints.items()}
     if tp is str:
         return f"text {k} ✓"
