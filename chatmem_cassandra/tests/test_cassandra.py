@@ -730,6 +730,81 @@ def test_an_unknown_lwt_outcome_is_settled_by_what_the_write_claimed() -> None:
     assert Claims().verdict({}, {}) is False  # a replace or a delete: repeat it
 
 
+@pytest.mark.parametrize(
+    ("applied", "rival", "mine", "rivals"),
+    [
+        (True, None, "m:4", []),  # it applied: nothing more is popped
+        (False, None, "m:4", []),  # it did not: popped again, once
+        (False, "before", "m:3", ["m:4"]),  # a rival popped the same message first
+        (True, "after", "m:4", ["m:3"]),  # it applied and a rival popped on top of it
+    ],
+)
+def test_an_unknown_outcome_of_pop_last_is_settled_by_its_receipt(
+    repository: Any,
+    harness: Any,
+    server: ServerInfo,
+    monkeypatch: pytest.MonkeyPatch,
+    applied: bool,
+    rival: str | None,
+    mine: str,
+    rivals: list[str],
+) -> None:
+    # Under contention on 3 nodes a pop's conditional batch timed out (CAS) after it had
+    # applied; tried again, it popped a second message (found by the cluster's concurrent
+    # pop_last test). Here the timeout is raised after or instead of running the real batch,
+    # with another client's pop before or after it, and the pop settles by its receipt.
+    import cassandra
+
+    from chatmem.cassandra._sync import repository as _repository
+
+    repository.save_all("c", [UserMessage(f"m:{i}") for i in range(5)])
+    other = harness.make_repository(server, table_name=repository.config.table_name)
+    real, armed, popped = _repository.execute, [True], []
+
+    def timing_out(session: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        if not (isinstance(statement, BatchStatement) and armed[0]):
+            return real(session, statement, *args, **kwargs)
+        armed[0] = False
+        if rival == "before":
+            popped.append(other.pop_last("c"))
+        if applied:
+            real(session, statement, *args, **kwargs)
+        if rival == "after":
+            popped.append(other.pop_last("c"))
+        raise cassandra.WriteTimeout("CAS timed out", write_type=cassandra.WriteType.CAS)
+
+    monkeypatch.setattr(_repository, "execute", timing_out)
+    got = repository.pop_last("c")
+    assert not armed[0]
+    assert got is not None and got.text == mine
+    assert [m.text for m in popped if m is not None] == rivals
+    left = [m.text for m in repository.find_by_conversation_id("c")]
+    assert left == [f"m:{i}" for i in range(5 - 1 - len(rivals))]
+
+
+def test_receipts_are_invisible_and_bounded(repository: Any, server: ServerInfo) -> None:
+    """A pop's receipt sits in the system-message map at the position it deleted: never read
+    back as a message, carried on by later edits, at most RECEIPT_LIMIT of them."""
+    from chatmem.cassandra._plan import RECEIPT_LIMIT, RECEIPT_MARK
+
+    history = [SystemMessage("rules"), *(UserMessage(f"m:{i}") for i in range(40))]
+    repository.save_all("r", history)
+    for _ in range(RECEIPT_LIMIT + 5):
+        repository.pop_last("r")
+    repository.append("r", UserMessage("after"))
+    left = repository.find_by_conversation_id("r")
+    assert [m.text for m in left] == ["rules", *(f"m:{i}" for i in range(3)), "after"]
+    (statics,) = raw(
+        server,
+        repository,
+        "SELECT system_messages FROM {t} WHERE conversation_id = %s LIMIT 1",
+        "r",
+    )
+    entries = dict(statics.system_messages)
+    receipts = [p for p, (created, _) in entries.items() if created == RECEIPT_MARK]
+    assert len(receipts) == RECEIPT_LIMIT and len(entries) == RECEIPT_LIMIT + 1
+
+
 def test_cas_write_unknown_is_a_typed_unknown_outcome() -> None:
     """Paxos v1's CAS_WRITE_UNKNOWN (0x1700) reaches us as a bare driver ErrorMessage."""
     from cassandra.protocol import ErrorMessage

@@ -12,6 +12,7 @@ tool result left by rows that expired before their neighbours. The repository on
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,8 +93,10 @@ class Claims:
     """What a write claims, to tell after an unknown outcome whether it applied: the new
     messages it puts at their positions (rows as ``(message_type, content, created_at)``,
     system entries as ``(created_at, content)``).
-    A write with no new messages (a replace, a delete, a deletion-only edit) may simply be
-    tried again: a repeat is the same operation, ordered later."""
+    A replace or a delete may simply be tried again: a repeat is the same operation, ordered
+    later. A deletion-only edit (``pop_last``) may not: run twice it deletes two messages, so
+    it claims the receipt it leaves in the system-message map at a position it deletes (see
+    ``new_receipt``); a later write carries the receipt on."""
 
     rows: Mapping[int, tuple[str, str, int]] = field(default_factory=dict)
     systems: Mapping[int, SystemEntry] = field(default_factory=dict)
@@ -143,10 +146,51 @@ class Snapshot:
     systems: dict[int, SystemEntry] = field(default_factory=dict)
     rows: list[StoredRow] = field(default_factory=list)
     complete: bool = True
+    receipts: dict[int, SystemEntry] = field(default_factory=dict)
 
     def messages(self, decoder: Decoder) -> list[Message]:
         """The messages read, oldest first, positions relative to the origin."""
         return decoder.merge_log(self.rows, self.systems, self.origin)
+
+
+RECEIPT_MARK = -(1 << 63)
+"""The ``created_at`` of a receipt in the system-message map: no message can carry it (the
+smallest bigint is long before year 1), so readers tell receipts from system messages."""
+RECEIPT_SECONDS = 600
+RECEIPT_LIMIT = 32
+"""Receipts are kept this long, and at most this many (the newest): long enough to settle the
+unknown outcome of the write that left one, which takes seconds."""
+
+
+def new_receipt() -> SystemEntry:
+    """A receipt for one deletion-only edit: ``(RECEIPT_MARK, "<micros>:<random>")``."""
+    return RECEIPT_MARK, f"{time.time_ns() // 1000}:{secrets.token_hex(12)}"
+
+
+def split_receipts(
+    entries: Mapping[int, SystemEntry],
+) -> tuple[dict[int, SystemEntry], dict[int, SystemEntry]]:
+    """The system-message map as stored, split into system messages and receipts."""
+    systems = {p: e for p, e in entries.items() if e[0] != RECEIPT_MARK}
+    receipts = {p: e for p, e in entries.items() if e[0] == RECEIPT_MARK}
+    return systems, receipts
+
+
+def live_receipts(
+    receipts: Mapping[int, SystemEntry], limit: int = RECEIPT_LIMIT
+) -> dict[int, SystemEntry]:
+    """The receipts a write carries on: younger than ``RECEIPT_SECONDS``, the newest
+    ``limit``."""
+    horizon = time.time_ns() // 1000 - RECEIPT_SECONDS * 1_000_000
+
+    def issued(entry: SystemEntry) -> int:
+        stamp = entry[1].partition(":")[0]
+        return int(stamp) if stamp.isdigit() else 0
+
+    young = sorted(
+        ((issued(e), p, e) for p, e in receipts.items() if issued(e) >= horizon), reverse=True
+    )
+    return {p: e for _, p, e in young[:limit]}
 
 
 def is_system(message: Message) -> bool:
@@ -229,6 +273,10 @@ class WritePlan:
     complete: bool = True
     repeatable: bool = False
     """A replace: repeating it after an unknown outcome is the same replace, ordered later."""
+    receipts: Mapping[int, SystemEntry] = field(default_factory=dict)
+    """Receipts carried on (with the new one of a deletion-only edit), see ``Claims``."""
+    receipt: int | None = None
+    """The position of this write's own receipt, when it leaves one."""
 
     @classmethod
     def replace(
@@ -263,6 +311,11 @@ class WritePlan:
         origin = base if guard is None else (snap.origin if snap.origin is not None else guard)
         removed = frozenset(origin + p for p in edit.delete_positions)
         below = edit.delete_non_system_below
+        receipt = max(removed) if removed and not edit.append else None
+        receipts = live_receipts(snap.receipts, RECEIPT_LIMIT - (receipt is not None))
+        if receipt is not None:
+            # a deleted position is never used again, so it can hold this write's receipt
+            receipts[receipt] = new_receipt()
         return cls(
             cid=cid,
             guard=guard,
@@ -276,6 +329,8 @@ class WritePlan:
             removed=removed,
             below=None if below is None else origin + below,
             complete=snap.complete,
+            receipts=receipts,
+            receipt=receipt,
         )
 
     def batch(self) -> Batch:
@@ -295,6 +350,7 @@ class WritePlan:
         systems.update(
             {self.base + i: system_entry(m) for i, m in enumerate(self.new) if is_system(m)}
         )
+        systems.update(self.receipts)
         by_position = {r.position: r for r in self.rows}
         rewrite = [by_position[p] for p in rows.rewrite]
         parts = row_parts(self.cid, self.base, self.new, rows, rewrite, self.ttl_seconds)
@@ -306,4 +362,7 @@ class WritePlan:
         # a replace may be repeated (the same history, ordered later); an edit adding
         # messages must not add them twice
         new = () if self.repeatable else self.new
-        return Batch(tuple(parts), end, rows.kept, claims(self.base, new))
+        claimed = claims(self.base, new)
+        if self.receipt is not None:
+            claimed = Claims(systems={self.receipt: self.receipts[self.receipt]})
+        return Batch(tuple(parts), end, rows.kept, claimed)

@@ -11,7 +11,8 @@ Three static columns hold what belongs to the whole conversation:
   ``position - origin``); a new conversation starts at a random origin, so a cached guard of
   a deleted or expired conversation can never match its successor;
 - ``system_messages``: ``map<position, (created_at, content)>``, so the window (every system
-  message plus the newest others) is one single-partition read.
+  message plus the newest others) is one single-partition read. It also holds the receipts of
+  recent deletion-only edits, at positions they deleted (see ``_plan.Claims``).
 
 Identifiers are validated by ``CassandraConfig`` and double-quoted here; values are always
 bound. TTLs are bound too (``USING TTL ?``, 0 meaning none), so a changed TTL takes effect on

@@ -48,7 +48,7 @@ from .._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster
 from .._errors import schema_lagging, translate_errors, unknown_outcome
 from .._native._blocking import connect, execute, prepare, shutdown
 from .._native.policies import LWT_RETRY_POLICY
-from .._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append
+from .._plan import Batch, Claims, Part, Snapshot, WritePlan, plan_append, split_receipts
 from .._schema import Statements, missing_schema, schema_cql, statements
 from .schema_ops import ensure_schema, reloaded_missing
 
@@ -398,7 +398,7 @@ class CassandraChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     @staticmethod
     def _take(snap: Snapshot, values: Sequence[Any]) -> None:
         snap.next_position, snap.origin = values[0], values[1]
-        snap.systems = dict(values[2] or {})
+        snap.systems, snap.receipts = split_receipts(values[2] or {})
         if values[3] is not None:
             snap.rows.append(StoredRow(values[3], values[4], values[5], values[6]))
 
