@@ -26,7 +26,7 @@ from chatmem.cassandra import (
     schema_cql,
 )
 from chatmem.cassandra._native.policies import LWT_RETRY_POLICY, is_conditional
-from chatmem.cassandra._sync.repository import GONE_AFTER
+from chatmem.cassandra._sync.transactions import GONE_AFTER
 from chatmem.core import (
     AssistantMessage,
     BackendUnavailableError,
@@ -554,14 +554,14 @@ def test_a_table_that_even_reloaded_metadata_lacks_for_a_moment_is_waited_for(
     # the first two tries (one node cannot lag); the third prepare runs on the real server.
     from cassandra import InvalidRequest
 
-    from chatmem.cassandra._sync import repository as _repository
+    from chatmem.cassandra._sync import transactions as _transactions
 
     repo = make_repository()
     repo.append("lag", UserMessage("kept"))
     fresh = CassandraChatMemoryRepository(
         session_of(server), keyspace=repo.config.keyspace, table_name=repo.config.table_name
     )
-    real_prepare, refused = _repository.prepare, []
+    real_prepare, refused = _transactions.prepare, []
 
     def lagging(session: Any, query: str) -> Any:
         if len(refused) < 2:
@@ -574,9 +574,9 @@ def test_a_table_that_even_reloaded_metadata_lacks_for_a_moment_is_waited_for(
         return real_prepare(session, query)
 
     fresh._schema_check()  # passed once at set-up, as on CI; only the answers after lag
-    monkeypatch.setattr(_repository, "prepare", lagging)
-    monkeypatch.setattr(_repository, "missing_schema", lambda *_: ["table (lagging)"])
-    monkeypatch.setattr(_repository, "reloaded_missing", lambda *_: ["table (lagging)"])
+    monkeypatch.setattr(_transactions, "prepare", lagging)
+    monkeypatch.setattr(_transactions, "missing_schema", lambda *_: ["table (lagging)"])
+    monkeypatch.setattr(_transactions, "reloaded_missing", lambda *_: ["table (lagging)"])
     assert fresh.find_by_conversation_id("lag") == [UserMessage("kept")]
     assert len(refused) == 2
 
@@ -591,9 +591,9 @@ def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
     # really dropped still fails typed (test_a_dropped_table_is_a_schema_error_soon).
     from cassandra import InvalidRequest
 
-    from chatmem.cassandra._sync import repository as _repository
+    from chatmem.cassandra._sync import transactions as _transactions
 
-    real, refused = _repository.execute, []
+    real, refused = _transactions.execute, []
 
     def lagging(session: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(statement, BatchStatement) and len(refused) < 2:
@@ -605,7 +605,7 @@ def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
             )
         return real(session, statement, *args, **kwargs)
 
-    monkeypatch.setattr(_repository, "execute", lagging)
+    monkeypatch.setattr(_transactions, "execute", lagging)
     repository.append("lag", UserMessage("once"))
     assert len(refused) == 2
     assert repository.find_by_conversation_id("lag") == [UserMessage("once")]
@@ -755,11 +755,11 @@ def test_an_unknown_outcome_of_pop_last_is_settled_by_its_receipt(
     # with another client's pop before or after it, and the pop settles by its receipt.
     import cassandra
 
-    from chatmem.cassandra._sync import repository as _repository
+    from chatmem.cassandra._sync import transactions as _transactions
 
     repository.save_all("c", [UserMessage(f"m:{i}") for i in range(5)])
     other = harness.make_repository(server, table_name=repository.config.table_name)
-    real, armed, popped = _repository.execute, [True], []
+    real, armed, popped = _transactions.execute, [True], []
 
     def timing_out(session: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
         if not (isinstance(statement, BatchStatement) and armed[0]):
@@ -773,7 +773,7 @@ def test_an_unknown_outcome_of_pop_last_is_settled_by_its_receipt(
             popped.append(other.pop_last("c"))
         raise cassandra.WriteTimeout("CAS timed out", write_type=cassandra.WriteType.CAS)
 
-    monkeypatch.setattr(_repository, "execute", timing_out)
+    monkeypatch.setattr(_transactions, "execute", timing_out)
     got = repository.pop_last("c")
     assert not armed[0]
     assert got is not None and got.text == mine

@@ -15,7 +15,7 @@ import pytest
 from cassandra.query import BatchStatement, BoundStatement
 
 from chatmem.cassandra import AsyncCassandraChatMemoryRepository
-from chatmem.cassandra._async.repository import GONE_AFTER
+from chatmem.cassandra._async.transactions import GONE_AFTER
 from chatmem.cassandra._native import _aio
 from chatmem.core import (
     AssistantMessage,
@@ -133,11 +133,11 @@ def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
     # injected before the real server runs the batch)
     from cassandra import InvalidRequest
 
-    from chatmem.cassandra._async import repository as _async_repository
+    from chatmem.cassandra._async import transactions as _async_transactions
 
     c = repository.config
     repo = Repo(session_of(server), keyspace=c.keyspace, table_name=c.table_name)
-    real, refused = _async_repository.execute, []
+    real, refused = _async_transactions.execute, []
 
     async def lagging(session: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(statement, BatchStatement) and len(refused) < 2:
@@ -148,7 +148,7 @@ def test_an_append_retries_a_coordinator_that_has_not_opened_the_table_yet(
             )
         return await real(session, statement, *args, **kwargs)
 
-    monkeypatch.setattr(_async_repository, "execute", lagging)
+    monkeypatch.setattr(_async_transactions, "execute", lagging)
 
     async def main() -> None:
         await repo.append("lag", UserMessage("once"))
@@ -333,7 +333,7 @@ def test_expired_conversations_read_empty(server: ServerInfo, made: list[Repo]) 
 def test_many_first_callers_prepare_each_statement_once(
     server: ServerInfo, made: list[Repo], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chatmem.cassandra._async import repository as _async_repository
+    from chatmem.cassandra._async import transactions as _async_transactions
 
     prepared: list[str] = []
 
@@ -341,7 +341,7 @@ def test_many_first_callers_prepare_each_statement_once(
         prepared.append(query)
         return await _aio.prepare(session, query)
 
-    monkeypatch.setattr(_async_repository, "prepare", counting)
+    monkeypatch.setattr(_async_transactions, "prepare", counting)
     repo = on_session(server)
     made.append(repo)
 
@@ -421,7 +421,7 @@ def test_a_table_not_open_yet_is_prepared_again(
     the node answers ``Unknown CF <id>`` for a moment, and preparing is tried again."""
     from cassandra.cluster import NoHostAvailable
 
-    from chatmem.cassandra._async import repository as _async_repository
+    from chatmem.cassandra._async import transactions as _async_transactions
 
     failures = [2]
 
@@ -431,7 +431,7 @@ def test_a_table_not_open_yet_is_prepared_again(
             raise NoHostAvailable("no host", {"h": "Server error: Unknown CF 1234"})
         return await _aio.prepare(session, query)
 
-    monkeypatch.setattr(_async_repository, "prepare", flaky)
+    monkeypatch.setattr(_async_transactions, "prepare", flaky)
     repo = on_session(server)
     made.append(repo)
 
