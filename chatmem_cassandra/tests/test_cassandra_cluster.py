@@ -22,7 +22,7 @@ import pytest
 
 from chatmem.cassandra import CassandraChatMemoryRepository, NetworkTopologyStrategy
 from chatmem.cassandra.provision.cluster import ADDRESSES, CassandraClusterHarness
-from chatmem.cassandra.provision.server import LOCAL_DC
+from chatmem.cassandra.provision.node import LOCAL_DC
 from chatmem.core import BackendUnavailableError, ChatMemoryError, UserMessage
 from chatmem.testing.harness import ServerInfo, Unavailable, unique_suffix
 

@@ -84,13 +84,10 @@ OVERSIZED_MODULES = {
     "jdbc/_async/repository.py": 553,
     "jdbc/_async/spring_ai.py": 532,
     "mongo/_async/repository.py": 518,
-    "cassandra/_async/repository.py": 517,
-    "cassandra/provision/server.py": 548,
 }
 OVERSIZED_CLASSES = {
     "jdbc/_async/repository.py:AsyncJdbcChatMemoryRepository": 435,
     "mongo/_async/repository.py:AsyncMongoChatMemoryRepository": 370,
-    "cassandra/_async/repository.py:AsyncCassandraChatMemoryRepository": 430,
 }
 
 

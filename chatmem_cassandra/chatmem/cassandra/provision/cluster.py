@@ -32,11 +32,10 @@ from typing import Any
 
 from chatmem.testing.harness import ServerInfo, Unavailable, free_port, stop_process, tail
 
-from .server import (
+from .node import (
     LOCAL_DC,
     START_TIMEOUT,
     TEST_KEYSPACE,
-    CassandraHarness,
     Node,
     ask_version,
     find_classpath,
@@ -44,6 +43,7 @@ from .server import (
     launch,
     require_driver,
 )
+from .server import CassandraHarness
 
 ADDRESSES = ("127.0.0.1", "127.0.0.2", "127.0.0.3")
 SEED = ADDRESSES[0]
