@@ -155,3 +155,16 @@ def test_router_mounts_in_an_app_with_its_own_auth(
     assert client.get("/admin/memory/memories").status_code == 403
     ok = client.post(f"/admin/memory/memories/{ids[0]}/approve", headers={"X-Role": "reviewer"})
     assert ok.status_code == 200 and records.get(ids[0]).status.value == "approved"  # type: ignore[union-attr]
+
+
+def test_forget_a_user(client_and_ids: tuple[TestClient, list[str]]) -> None:
+    client, ids = client_and_ids
+    gone = client.delete("/api/users/ana/memories", headers=H)
+    assert gone.status_code == 200 and gone.json() == {"deleted": 2}
+    left = client.get("/api/memories", headers=H).json()["items"]
+    assert [i["id"] for i in left] == [ids[2]]
+    assert client.delete("/api/users/ana/memories", headers=H).json() == {"deleted": 0}
+    scoped = client.delete("/api/users/bob/memories", params={"agent_id": "other"}, headers=H)
+    assert scoped.json() == {"deleted": 0}
+    assert client.delete("/api/users/bob/memories").status_code == 401
+    assert client.get("/api/memories", headers=H).json()["items"][0]["id"] == ids[2]

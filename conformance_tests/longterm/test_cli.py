@@ -64,6 +64,13 @@ def test_memories_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "record_id" in capsys.readouterr().err
     assert main(["memories", "schema", "--url", "postgresql://"]) == 0
     assert "CREATE TABLE ai_memory_record" in capsys.readouterr().out
+    assert main(["memories", "forget", "--url", url, "--user", "ana"]) == 0
+    assert "deleted 2 memories of user ana" in capsys.readouterr().out
+    assert main(["memories", "ls", "--url", url, "--user", "ana"]) == 0
+    assert capsys.readouterr().out == ""
+    with pytest.raises(SystemExit) as usage:  # --user is required: never "forget everyone"
+        main(["memories", "forget", "--url", url])
+    assert usage.value.code == 2 and "--user" in capsys.readouterr().err
 
 
 def test_memories_create_no_schema_without_create_schema(

@@ -112,6 +112,41 @@ def test_delete_removes_and_frees_the_content(records: BaseMemoryRecordRepositor
     assert records.add("agent", "ana", PREF).created
 
 
+def test_forget_user_deletes_every_memory_of_the_user_and_nothing_else(
+    records: BaseMemoryRecordRepository,
+) -> None:
+    mine = [records.add("agent", "ana", c).record.id for c in (PREF, FACT, CONTEXT)]
+    records.approve(mine[0])
+    records.reject(mine[1])
+    other_agent = records.add("helper", "ana", PREF).record.id
+    bob = records.add("agent", "bob", PREF).record.id
+    assert records.forget_user("ana", agent_id="agent") == 3
+    assert [r.id for r in records.find(user_id="ana").records] == [other_agent]
+    assert records.forget_user("ana") == 1
+    assert records.find(user_id="ana").records == []
+    assert records.forget_user("ana") == 0
+    assert [r.id for r in records.find().records] == [bob]
+    assert records.add("agent", "ana", PREF).created  # forgotten content may come again
+    with pytest.raises(InvalidArgumentError, match="user_id"):
+        records.forget_user("")
+    with pytest.raises(InvalidArgumentError, match="agent_id"):
+        records.forget_user("bob", agent_id="")
+    assert [r.id for r in records.find(user_id="bob").records] == [bob]
+
+
+def test_forget_user_pages_through_more_than_one_page(records: BaseMemoryRecordRepository) -> None:
+    from chatmem.core.longterm import _rules
+
+    many = _rules.MAX_PAGE_SIZE + 3
+    for i in range(many):
+        candidate = MemoryCandidate(
+            memory_type=MemoryType.FACT, content=f"The user owns plant number {i}.", confidence=0.9
+        )
+        records.add("agent", "gardener", candidate)
+    assert records.forget_user("gardener") == many
+    assert records.find(user_id="gardener").records == []
+
+
 def test_find_filters_by_user_agent_status_and_type(
     records: BaseMemoryRecordRepository,
 ) -> None:

@@ -1,4 +1,4 @@
-"""``chatmem memories ls|approve|reject|expire|rm|schema`` and ``chatmem serve``.
+"""``chatmem memories ls|approve|reject|expire|rm|forget|schema`` and ``chatmem serve``.
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
 main CLI calls it when ``handles(args)``). Records live in the store at ``--url``: the class
@@ -50,7 +50,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "memories",
         parents=[common, store],
         help="review long-term memories",
-        description="List, approve, reject, expire or delete long-term memory records.",
+        description="List, approve, reject, expire or delete long-term memory records, or "
+        "forget a user.",
     )
     actions = memories.add_subparsers(
         dest="memories_command", required=True, metavar="ACTION", help="what to do"
@@ -86,6 +87,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "rm", parents=[common, store], help="delete a memory", description="Delete a memory."
     )
     rm.add_argument("id", help="memory record id")
+    forget = actions.add_parser(
+        "forget",
+        parents=[common, store],
+        help="delete every memory of a user",
+        description='A user\'s "forget me": delete every memory record of the user, of any '
+        "status (their chat history is the application's: delete it with `chatmem rm`).",
+    )
+    forget.add_argument("--user", dest="user_id", required=True, help="the user to forget")
+    forget.add_argument("--agent", dest="agent_id", help="only this agent's memories of them")
     actions.add_parser(
         "expire", parents=[common, store], help="reject pending memories past their review window"
     )
@@ -203,7 +213,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_memories(store: BaseMemoryRecordRepository, args: argparse.Namespace, out: TextIO) -> int:
-    """Run ``memories ls|approve|reject|rm|expire`` on an open store."""
+    """Run ``memories ls|approve|reject|rm|forget|expire`` on an open store."""
     command = args.memories_command
     if command == "ls":
         page = store.find(
@@ -226,6 +236,9 @@ def _run_memories(store: BaseMemoryRecordRepository, args: argparse.Namespace, o
         if not store.delete(args.id):
             print(f"chatmem: no memory {args.id}", file=sys.stderr)
             return 1
+    elif command == "forget":
+        deleted = store.forget_user(args.user_id, agent_id=args.agent_id)
+        print(f"deleted {deleted} memories of user {args.user_id}", file=out)
     elif command == "expire":
         print(f"expired {store.expire_due()} pending memories", file=out)
     return 0

@@ -83,6 +83,11 @@ class MemoryRecordRepository(Protocol):
         """Persist the expiry of every pending record past its deadline; how many."""
         ...
 
+    def forget_user(self, user_id: str, *, agent_id: str | None = None) -> int:
+        """A user's "forget me": delete every record of ``user_id`` (of one agent with
+        ``agent_id``), of any status; how many were deleted."""
+        ...
+
 
 class BaseMemoryRecordRepository(ABC):
     """Validates every argument before any I/O, reads the clock once per call, and calls
@@ -187,6 +192,16 @@ class BaseMemoryRecordRepository(ABC):
 
     def expire_due(self) -> int:
         return self._expire_due(self.now())
+
+    def forget_user(self, user_id: str, *, agent_id: str | None = None) -> int:
+        user = rules.validate_id(user_id, "user_id")
+        agent = None if agent_id is None else rules.validate_id(agent_id, "agent_id")
+        deleted = 0
+        while True:  # from the start each time: records added meanwhile go too
+            rows = self._find(agent, user, None, None, rules.MAX_PAGE_SIZE, None, self.now())
+            if not rows:
+                return deleted
+            deleted += sum(self._delete(r.id) for r in rows)
 
     # -- hooks (I/O only) ------------------------------------------------------------
     @abstractmethod

@@ -146,6 +146,11 @@ def memory_router(repository: MemoryRecordRepository, *, auth: Auth | None = Non
         reviewer, reason = review_body(body)
         return _body(call(lambda: repository.reject(record_id, reviewer=reviewer, reason=reason)))
 
+    @router.delete("/users/{user_id}/memories")
+    def forget_user(user_id: str, agent_id: str | None = None) -> dict[str, int]:
+        """A user's "forget me": every memory of the user (of one agent with ``agent_id``)."""
+        return {"deleted": call(lambda: repository.forget_user(user_id, agent_id=agent_id))}
+
     @router.delete("/memories/{record_id}")
     def delete(record_id: str) -> dict[str, bool]:
         if not call(lambda: repository.delete(record_id)):
