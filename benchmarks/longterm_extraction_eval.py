@@ -22,7 +22,6 @@ listed as an error), so a model that answers badly loses recall rather than cras
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +36,7 @@ from chatmem.core.longterm import (
     MemoryCandidate,
     RuleBasedExtractor,
 )
+from chatmem.core.longterm._extract import load_callable
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "chatmem_core" / "tests" / "data"
 LANGUAGES = ("en", "ko")
@@ -171,17 +171,6 @@ def format_errors(report: Report) -> str:
         where = f"[{example.lang}/{example.split}]"
         lines.append(f"{where} want {example.expected}: {example.text!r} -> {got}")
     return "\n".join(lines)
-
-
-def load_callable(spec: str) -> Callable[..., Any]:
-    """``package.module:function`` imported and returned."""
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise ValueError(f"{spec!r} is not module:function")
-    target = getattr(importlib.import_module(module), name)
-    if not callable(target):
-        raise ValueError(f"{spec} is not callable")
-    return target  # type: ignore[no-any-return]
 
 
 def main(argv: Sequence[str] | None = None, complete: Callable[..., Any] | None = None) -> int:

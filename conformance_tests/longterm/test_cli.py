@@ -9,12 +9,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from chatmem.core import AssistantMessage, UserMessage
 from chatmem.core._cli import main
 from chatmem.core.longterm import MemoryCandidate, MemoryType
 from chatmem.jdbc import JdbcMemoryRecordRepository
@@ -181,3 +183,82 @@ def test_serve_on_loopback_without_a_key_generates_one(tmp_path: Path) -> None:
         printed = [line for line in log.read_text().splitlines() if "API key" in line]
         key = printed[0].rsplit(" ", 1)[1]
         assert len(key) >= 24 and _get(base + "api/memories", key)[0] == 200
+
+
+def _history(tmp_path: Path, conversations: int, per: int) -> str:
+    """A SQLite chat store of ``conversations`` x ``per`` distinct facts, each followed by a
+    reply (so positions are 0, 2, 4, ...)."""
+    from chatmem.jdbc import JdbcChatMemoryRepository
+
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    chat = JdbcChatMemoryRepository.from_url(url)
+    for c in range(conversations):
+        messages = []
+        for i in range(per):
+            messages += [UserMessage(f"I work at Company{c}x{i}."), AssistantMessage("Noted.")]
+        chat.save_all(f"c{c}", messages)
+    chat.close()
+    return url
+
+
+def _analyse(url: str, *extra: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "chatmem.core._cli", "memories", "analyse", "--url", url]
+    command += ["--agent", "helper", "--user", "ana", "--create-schema", *extra]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _sources(url: str) -> list[tuple[str, int]]:
+    repo = JdbcMemoryRecordRepository(url)
+    found, cursor = [], None
+    while True:
+        page = repo.find(user_id="ana", limit=1000, cursor=cursor)
+        found += [(r.conversation_id or "", r.message_position or 0) for r in page.records]
+        if page.next_cursor is None:
+            repo.close()
+            return found
+        cursor = page.next_cursor
+
+
+def test_two_processes_share_a_backfill_and_a_killed_one_is_run_again(tmp_path: Path) -> None:
+    """1,000 user messages: shard 1/2 killed (-9) part way, then both shards side by side,
+    then the whole backfill again: every message analysed, one record each, none twice."""
+    url = _history(tmp_path, 200, 5)
+    expected = sorted((f"c{c}", 2 * i) for c in range(200) for i in range(5))
+    killed = _analyse(url, "--shard", "1/2")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and killed.poll() is None:
+        time.sleep(0.2)
+        if len(_sources(url)) >= 50:
+            break
+    killed.kill()
+    killed.communicate()
+    partial = len(_sources(url))
+    assert 0 < partial < 1000, f"kill it part way: {partial} records when killed"
+    shards = [_analyse(url, "--shard", f"{k}/2") for k in range(2)]
+    outputs = [p.communicate(timeout=300) for p in shards]
+    assert [p.returncode for p in shards] == [0, 0], outputs
+    assert "failed" in outputs[0][0] and " 0 failed" in outputs[0][0]
+    messages = sum(int(out.split()[1]) for out, _ in outputs)
+    assert messages == 1000, outputs
+    assert sorted(_sources(url)) == expected
+    again = _analyse(url)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert "analysed 1000 user messages in 200 conversations" in out
+    assert "0 memories stored as pending, 1000 already known" in out
+    assert sorted(_sources(url)) == expected
+
+
+def test_analyse_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = _history(tmp_path, 1, 1)
+    base = ["memories", "analyse", "--url", url, "--agent", "a", "--user", "u"]
+    assert main([*base, "--shard", "2/2"]) == 2
+    assert "shard" in capsys.readouterr().err
+    assert main([*base, "--complete", "no_such_module:complete"]) == 2
+    assert "--complete" in capsys.readouterr().err
+    missing = f"sqlite:///{tmp_path / 'nothing.db'}"
+    assert main(["memories", "analyse", "--url", missing, "--agent", "a", "--user", "u"]) != 0
+    assert not (tmp_path / "nothing.db").exists()
+    with pytest.raises(SystemExit):
+        main(["memories", "analyse", "--url", url, "--agent", "a"])
+    assert "--user" in capsys.readouterr().err

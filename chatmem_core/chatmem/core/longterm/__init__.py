@@ -21,6 +21,7 @@ from ._advisor import (
     LongTermMemoryAdvisor,
 )
 from ._analyser import DEFAULT_QUEUE_SIZE, AnalyserStats, BackgroundAnalyser
+from ._backfill import BackfillStats, backfill
 from ._codec import RECORD_FIELDS, record_from_fields, record_to_fields
 from ._dedup import DEFAULT_SIMILARITY_THRESHOLD, Deduplicator, cosine
 from ._extract import (
@@ -73,6 +74,7 @@ __all__ = [
     "USER_ID",
     "AddResult",
     "AnalyserStats",
+    "BackfillStats",
     "BackgroundAnalyser",
     "BaseMemoryRecordRepository",
     "Clock",
@@ -93,6 +95,7 @@ __all__ = [
     "MemoryStatus",
     "MemoryType",
     "RuleBasedExtractor",
+    "backfill",
     "cosine",
     "dedup_key",
     "effective",

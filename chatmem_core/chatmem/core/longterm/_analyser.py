@@ -120,7 +120,10 @@ class BackgroundAnalyser:
         if not candidates:
             return
         existing = []
-        for status in (MemoryStatus.APPROVED, MemoryStatus.PENDING):
+        # without embeddings the only duplicates are of the same normalised text, which the
+        # store's unique key refuses anyway: no need to read the user's memories first
+        similar = (MemoryStatus.APPROVED, MemoryStatus.PENDING) if self.deduplicator.embed else ()
+        for status in similar:
             page = self.repository.find(
                 agent_id=job.agent_id, user_id=job.user_id, status=status, limit=DEDUP_SCAN_LIMIT
             )

@@ -1,4 +1,4 @@
-"""``chatmem memories ls|approve|reject|expire|rm|forget|schema`` and ``chatmem serve``.
+"""``chatmem memories ls|approve|reject|expire|rm|forget|analyse|schema`` and ``chatmem serve``.
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
 main CLI calls it when ``handles(args)``). Records live in the store at ``--url``: the class
@@ -96,6 +96,30 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     forget.add_argument("--user", dest="user_id", required=True, help="the user to forget")
     forget.add_argument("--agent", dest="agent_id", help="only this agent's memories of them")
+    analyse = actions.add_parser(
+        "analyse",
+        parents=[common, store],
+        help="analyse stored conversations (backfill)",
+        description="Analyse the user messages of stored conversations at --url as one user's "
+        "messages to one agent, storing candidates as pending. Repeatable: what is stored "
+        "already is not stored again, so a run cut short is run again.",
+    )
+    analyse.add_argument("--agent", dest="agent_id", required=True, help="the agent")
+    analyse.add_argument("--user", dest="user_id", required=True, help="whose messages they are")
+    analyse.add_argument(
+        "--conversation",
+        dest="conversation_ids",
+        action="append",
+        help="only this conversation (repeat for more; default: every stored one)",
+    )
+    analyse.add_argument(
+        "--shard", default="0/1", help="K/N: this process takes shard K of N (default 0/1)"
+    )
+    analyse.add_argument(
+        "--complete",
+        help="module:function, a complete(prompt) -> str model call (default: offline rules)",
+    )
+    analyse.add_argument("--records-url", help="the record store, when not the chat store at --url")
     actions.add_parser(
         "expire", parents=[common, store], help="reject pending memories past their review window"
     )
@@ -203,6 +227,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.memories_command == "schema":
         out.write(schema_sql(args.url, args.table_name))
         return 0
+    if args.memories_command == "analyse":
+        return _analyse(args, out)
     store = open_store(args.url, args.table_name, args.create_schema)
     try:
         return _run_memories(store, args, out)
@@ -242,6 +268,57 @@ def _run_memories(store: BaseMemoryRecordRepository, args: argparse.Namespace, o
     elif command == "expire":
         print(f"expired {store.expire_due()} pending memories", file=out)
     return 0
+
+
+def _analyse(args: argparse.Namespace, out: TextIO) -> int:
+    """``memories analyse``: the backfill, with its progress on stderr; 1 when a message
+    failed (run it again: what was stored is not stored twice)."""
+    from chatmem.core._cli._stores import open_store as open_chat_store
+
+    from ._backfill import BackfillStats, backfill, validate_shard
+    from ._extract import Extractor, LlmExtractor, RuleBasedExtractor, load_callable
+
+    shard = validate_shard(args.shard)
+    extractor: Extractor = (
+        LlmExtractor(load_callable(args.complete)) if args.complete else RuleBasedExtractor()
+    )
+    tty = sys.stderr.isatty()
+
+    def progress(stats: BackfillStats) -> None:
+        if tty or stats.conversations % 100 == 0:
+            line = (
+                f"analysed {stats.conversations} conversations, {stats.messages} messages: "
+                f"{stats.stored} stored, {stats.duplicates} already known, {stats.failed} failed"
+            )
+            print(f"\r{line}" if tty else line, end="" if tty else "\n", file=sys.stderr)
+
+    chat = open_chat_store(args.url, option="--url", read_only=True)
+    try:
+        records = open_store(args.records_url or args.url, args.table_name, args.create_schema)
+        try:
+            stats = backfill(
+                chat,
+                records,
+                extractor,
+                agent_id=args.agent_id,
+                user_id=args.user_id,
+                conversation_ids=args.conversation_ids,
+                shard=shard,
+                progress=progress,
+            )
+        finally:
+            getattr(records, "close", lambda: None)()
+    finally:
+        getattr(chat, "close", lambda: None)()
+    if tty:
+        print(file=sys.stderr)
+    print(
+        f"analysed {stats.messages} user messages in {stats.conversations} conversations "
+        f"(shard {shard[0]}/{shard[1]}): {stats.stored} memories stored as pending, "
+        f"{stats.duplicates} already known, {stats.failed} failed",
+        file=out,
+    )
+    return 1 if stats.failed else 0
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:

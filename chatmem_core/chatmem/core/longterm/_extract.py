@@ -11,6 +11,7 @@ Malformed output raises ExtractionError for the whole batch, so nothing half-val
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import json
 import re
@@ -122,6 +123,20 @@ class LlmExtractor:
         if inspect.isawaitable(answer):
             answer = await answer
         return parse_extraction(answer)
+
+
+def load_callable(spec: str, argument: str = "--complete") -> Callable[..., Any]:
+    """``package.module:function``, imported: how a command line names a ``complete``."""
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise InvalidArgumentError(argument, f"{spec!r} is not module:function")
+    try:
+        target = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidArgumentError(argument, f"cannot import {spec}: {exc}") from None
+    if not callable(target):
+        raise InvalidArgumentError(argument, f"{spec} is not callable")
+    return target  # type: ignore[no-any-return]
 
 
 async def _await(pending: Awaitable[Any]) -> Any:
