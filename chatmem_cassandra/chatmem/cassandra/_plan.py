@@ -26,6 +26,13 @@ ORIGIN_BITS = 52
 """A new conversation starts at a random position below 2**52 (room for 2**62 more)."""
 
 
+def after(guard: int) -> int:
+    """The first free position a stored guard stands for. An edit that leaves a conversation
+    without a message stores its guard negated: listing skips the conversation, and the next
+    write, which always sets the guard, makes it positive again (see ``_schema``)."""
+    return -guard if guard < 0 else guard
+
+
 def new_origin() -> int:
     """A random first position for a new conversation (see ``_schema``: never reused)."""
     return secrets.randbelow(1 << ORIGIN_BITS)
@@ -235,7 +242,7 @@ def plan_append(
 ) -> Batch:
     """A plain append without a TTL, from the remembered guard and newest row positions:
     new rows, the trim the window allows, and only the statics that change."""
-    base = guard if guard is not None else new_origin()
+    base = after(guard) if guard is not None else new_origin()
     rows = plan_rows(known, new=new_rows(base, messages), keep=keep)
     systems = {base + i: system_entry(m) for i, m in enumerate(messages) if is_system(m)}
     parts = row_parts(cid, base, messages, rows, (), 0)
@@ -284,7 +291,7 @@ class WritePlan:
     ) -> WritePlan:
         """``save_all``: every stored row goes, ``messages`` start a new origin or continue
         after the guard (positions are never reused)."""
-        base = guard if guard is not None else new_origin()
+        base = after(guard) if guard is not None else new_origin()
         return cls(
             cid=cid,
             guard=guard,
@@ -294,7 +301,7 @@ class WritePlan:
             rows=(),
             new=messages,
             ttl_seconds=ttl_seconds,
-            below=guard,
+            below=None if guard is None else base,
             repeatable=True,
         )
 
@@ -307,8 +314,8 @@ class WritePlan:
         if not edit.append and not edit.delete_positions and edit.delete_non_system_below is None:
             return None
         guard = snap.next_position
-        base = guard if guard is not None else new_origin()
-        origin = base if guard is None else (snap.origin if snap.origin is not None else guard)
+        base = after(guard) if guard is not None else new_origin()
+        origin = base if guard is None else (snap.origin if snap.origin is not None else base)
         removed = frozenset(origin + p for p in edit.delete_positions)
         below = edit.delete_non_system_below
         receipt = max(removed) if removed and not edit.append else None
@@ -350,13 +357,15 @@ class WritePlan:
         systems.update(
             {self.base + i: system_entry(m) for i, m in enumerate(self.new) if is_system(m)}
         )
-        systems.update(self.receipts)
         by_position = {r.position: r for r in self.rows}
         rewrite = [by_position[p] for p in rows.rewrite]
         parts = row_parts(self.cid, self.base, self.new, rows, rewrite, self.ttl_seconds)
         # Every write moves the guard, even one that only deletes: a client holding the old
         # guard (and the old rows) must lose its next race instead of trimming by stale rows.
         end = self.base + max(len(self.new), 1)
+        if self.complete and not rows.kept and not systems and not self.new:
+            end = -end  # it leaves no message: listing skips it (see ``after``)
+        systems.update(self.receipts)
         state = (self.ttl_seconds, end, self.origin, systems, self.cid, self.guard)
         parts.append(("cas_state", state))
         # a replace may be repeated (the same history, ordered later); an edit adding

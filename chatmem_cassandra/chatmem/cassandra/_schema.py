@@ -6,7 +6,9 @@ Three static columns hold what belongs to the whole conversation:
 
 - ``next_position``: every position below it is taken; it is also the guard of every
   lightweight transaction (``IF next_position = ?``), so writes to one conversation are
-  serialised and concurrent appends all land with strictly increasing positions;
+  serialised and concurrent appends all land with strictly increasing positions. Negated, it
+  marks a conversation an edit left without a message (``pop_last`` of the last one), which
+  listing skips (``_plan.after``);
 - ``origin``: the stored position of the first message of the last ``save_all`` (callers see
   ``position - origin``); a new conversation starts at a random origin, so a cached guard of
   a deleted or expired conversation can never match its successor;
@@ -166,8 +168,10 @@ def statements(config: CassandraConfig) -> Statements:
             f"SELECT {pos}, {q(c.message_type_column)}, {q(c.content_column)}, "
             f"{q(c.created_at_column)} FROM {t} WHERE {cid} = ? AND {pos} >= ? AND {pos} <= ?"
         ),
-        list_first=f"SELECT DISTINCT {cid}, token({cid}) FROM {t} LIMIT ?",
-        list_from=f"SELECT DISTINCT {cid}, token({cid}) FROM {t} WHERE token({cid}) >= ? LIMIT ?",
+        list_first=f"SELECT DISTINCT {cid}, token({cid}), {nxt} FROM {t} LIMIT ?",
+        list_from=(
+            f"SELECT DISTINCT {cid}, token({cid}), {nxt} FROM {t} WHERE token({cid}) >= ? LIMIT ?"
+        ),
         insert_row=(
             f"INSERT INTO {t} ({cid}, {pos}, {q(c.message_type_column)}, {q(c.content_column)}, "
             f"{q(c.created_at_column)}) VALUES (?, ?, ?, ?, ?) USING TTL ?"

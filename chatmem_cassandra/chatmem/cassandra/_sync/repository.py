@@ -126,16 +126,24 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
         return schema_cql(CassandraConfig(**options))
 
     # -- reads ----------------------------------------------------------------------------
-    def _read(self, cid: str, limit: int | None) -> Snapshot:
-        """Statics plus the newest ``limit`` rows (all rows when None), consistently."""
+    def _read(self, cid: str, limit: int | None, *, exact: bool = False) -> Snapshot:
+        """Statics plus the newest ``limit`` rows (all rows when None), consistently.
+        ``exact``: read one row more, so ``complete`` is also right when exactly ``limit``
+        rows are stored (an edit must know whether it leaves the conversation empty)."""
         if limit is None:
             return retry(lambda: self._read_all(cid), what="a paged read")
         snap = Snapshot()
-        for row in self._rows("select_last", (cid, limit), "a read", limit + 1):
+        ask = limit + 1 if exact else limit
+        for row in self._rows("select_last", (cid, ask), "a read", ask + 1):
             self._take(snap, _seq(row))
-        snap.complete = len(snap.rows) < limit
-        self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
+        snap.complete = len(snap.rows) < ask
+        del snap.rows[limit:]
+        self._remember(cid, self._known_of(snap))
         return snap
+
+    @staticmethod
+    def _known_of(snap: Snapshot) -> _Known:
+        return _Known(snap.next_position, tuple(r.position for r in snap.rows))
 
     def _read_all(self, cid: str) -> Snapshot | None:
         result = self._run("select_log", (cid,), "a read", self.config.fetch_size)
@@ -152,7 +160,7 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
                 break
             with translate_errors("a read"):
                 result.fetch_next_page()
-        self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
+        self._remember(cid, self._known_of(snap))
         return snap
 
     @staticmethod
@@ -177,10 +185,11 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
             else:
                 rows = self._rows("list_from", (start[0], ask), "listing conversations")
             for row in rows:
-                cid, token = _seq(row)
+                cid, token, guard = _seq(row)
                 if start is not None and token == start[0] and (cid.encode() <= start[1].encode()):
                     continue  # the cursor itself, or a same-token key ordered before it
-                found.append((token, cid))
+                if guard is not None and guard > 0:  # negative: left without a message
+                    found.append((token, cid))
             if len(rows) < ask:
                 break
             last = _seq(rows[-1])
@@ -238,7 +247,7 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
                 snap = self._read(cid, trim_to if ttl else (trim_to or 1))
                 if ttl:
                     return self._edit(cid, snap, WindowEdit(append=tuple(messages)), trim_to)
-                known = _Known(snap.next_position, tuple(r.position for r in snap.rows))
+                known = self._known_of(snap)
             plan = plan_append(cid, known.next_position, known.rows, messages, trim_to)
             return self._apply(cid, plan, "an append")
 
@@ -248,7 +257,7 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:
         def attempt() -> bool | None:
-            snap = self._read(cid, non_system_limit)
+            snap = self._read(cid, non_system_limit, exact=True)
             return self._edit(cid, snap, plan(snap.messages(self._decoder)), non_system_limit)
 
         retry(attempt, attempts=RETRIES, what="window edit", max_sleep=MAX_BACKOFF)

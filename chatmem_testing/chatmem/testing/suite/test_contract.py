@@ -385,6 +385,19 @@ def test_pop_last_removes_only_the_newest(repository: Repo) -> None:
     assert "other" in repository.find_conversation_ids()
 
 
+def test_popping_every_message_unlists_the_conversation(repository: Repo) -> None:
+    """Listing names conversations with at least one message: popping the last one is as a
+    delete, and the next add starts the conversation again."""
+    repository.save_all("c", turn(1))
+    repository.save_all("other", turn(2))
+    while repository.pop_last("c") is not None:
+        pass
+    assert repository.find_conversation_ids() == ["other"]
+    repository.append("c", UserMessage("again"))
+    assert sorted(repository.find_conversation_ids()) == ["c", "other"]
+    assert texts(repository.find_by_conversation_id("c")) == ["again"]
+
+
 @pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
 def test_pop_last_rejects_bad_ids_before_io(repository: Repo, bad: object) -> None:
     repository.save_all("victim", turn(1))
