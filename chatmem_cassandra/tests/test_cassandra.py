@@ -817,3 +817,18 @@ def test_cas_write_unknown_is_a_typed_unknown_outcome() -> None:
         raise raw
     assert caught.value.__cause__ is raw and unknown_outcome(raw)
     assert not unknown_outcome(ErrorMessage(0x2200, "invalid", {}))
+
+
+def test_every_server_timeout_of_a_lightweight_transaction_is_an_unknown_outcome() -> None:
+    """Under load on 3 nodes a pop's conditional batch failed with a read timeout (Paxos v2
+    reads the condition at ONE) and was raised instead of settled; a timed-out commit may
+    have applied as well. Only an Unavailable (nothing ran) and other errors are known."""
+    import cassandra
+
+    from chatmem.cassandra._errors import unknown_outcome
+
+    assert unknown_outcome(cassandra.ReadTimeout("condition read", consistency=1))
+    assert unknown_outcome(cassandra.WriteTimeout("commit", write_type=cassandra.WriteType.SIMPLE))
+    assert unknown_outcome(cassandra.WriteTimeout("cas", write_type=cassandra.WriteType.CAS))
+    assert not unknown_outcome(cassandra.Unavailable("down", consistency=1))
+    assert not unknown_outcome(cassandra.InvalidRequest("bad"))

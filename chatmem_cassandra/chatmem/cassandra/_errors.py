@@ -22,10 +22,13 @@ CAS_WRITE_UNKNOWN = 0x1700
 
 
 def unknown_outcome(exc: BaseException | None) -> bool:
-    """Whether a failed lightweight transaction may still have applied: a CAS write timeout,
-    ``CAS_WRITE_UNKNOWN``, or a request lost with its connection or timed out client-side."""
-    if isinstance(exc, cassandra.WriteTimeout):
-        return bool(getattr(exc, "write_type", None) == cassandra.WriteType.CAS)
+    """Whether a failed lightweight transaction may still have applied: any server timeout
+    (a CAS write timeout; with Paxos v2 also a read timeout of the condition's read, and a
+    commit timed out after the proposal was accepted), ``CAS_WRITE_UNKNOWN``, or a request
+    lost with its connection or timed out client-side. Settling by reading is right whether
+    it applied or not, so any doubt counts as unknown; ``Unavailable`` never ran."""
+    if isinstance(exc, cassandra.Timeout):
+        return True
     if isinstance(exc, ErrorMessage):
         return bool(getattr(exc, "code", None) == CAS_WRITE_UNKNOWN)
     return isinstance(exc, (ConnectionException, cassandra.OperationTimedOut))
