@@ -252,9 +252,17 @@ class Neo4jHarness(Harness):
         return {option: f"{tag}{base}_{suffix}" for option, base in LABEL_BASES.items()}
 
     def make_repository(self, server: ServerInfo, **options: Any) -> BaseChatMemoryRepository:
+        """A repository on labels of its own. Labels made with no options are emptied by
+        ``cleanup`` and handed to the next such test with their constraints and indexes:
+        creating and dropping those is a schema change per test."""
         from chatmem.neo4j import Neo4jChatMemoryRepository
 
-        options = {**self.namespace_options(), **options}  # the test's own labels win
+        free: list[dict[str, Any]] = server.extra.setdefault("free_labels", [])
+        reusable = not options
+        labels = free.pop() if reusable and free else self.namespace_options()
+        if reusable:
+            server.extra.setdefault("reusable_labels", set()).add(labels["session_label"])
+        options = {**labels, **options}  # the test's own labels win
         return Neo4jChatMemoryRepository(server.extra["driver"], **options)
 
     def connect_spec(
@@ -286,6 +294,12 @@ class Neo4jHarness(Harness):
                 ).consume()
         if config.session_label == "Session" or config.message_label == "Message":
             return  # schema of the default labels may belong to someone else
+        reusable: set[str] = server.extra.setdefault("reusable_labels", set())
+        if config.session_label in reusable:
+            reusable.discard(config.session_label)  # handed out again from the free list
+            labels = {option: getattr(config, option) for option in LABEL_BASES}
+            server.extra.setdefault("free_labels", []).append(labels)
+            return
         for statement in repository.schema.drop_ddl():  # type: ignore[attr-defined]
             driver.execute_query(statement, database_=config.database)
 
