@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import subprocess
-import sys
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -31,6 +28,7 @@ from chatmem.core import (
 )
 from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
 from chatmem_integrations.tests import test_adapters as shared
+from chatmem_integrations.tests.page_examples import chatmem_show, run_page_example
 
 pytest.importorskip("agent_framework", reason="agent-framework-core not installed")
 
@@ -52,7 +50,6 @@ from chatmem.integrations.agent_framework import (
 )
 
 T = TypeVar("T")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class ScriptedClient(FunctionInvocationLayer[Any], BaseChatClient[Any]):
@@ -332,39 +329,8 @@ def test_bad_arguments_are_typed_errors_before_io() -> None:
 
 # == the docs page's example ===================================================================
 def test_the_docs_example_runs(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    """The page's block is marked skip for the docs session (which does not install the
-    framework); it runs here as a script in a fresh directory and prints what the page says."""
-    if request.config.getoption("--backend", default="memory") != "memory":
-        pytest.skip("the docs example uses its own SQLite file: run once, with --backend memory")
-    pytest.importorskip("aiosqlite", reason="aiosqlite not installed (extra: sqlite)")
-    page = (ROOT / "docs" / "integrations" / "agent-framework.md").read_text()
-    blocks = re.findall(r"^```python\n(.*?)^```", page, re.M | re.S)
-    assert len(blocks) == 1
-    done = subprocess.run(
-        [sys.executable, "-c", blocks[0]],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines() == re.findall(r"# -> (.*)$", blocks[0], re.M)
-    shown = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "chatmem.core._cli",
-            "show",
-            "af-demo",
-            "--url",
-            "sqlite:///chat.db",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert shown.returncode == 0, shown.stderr
-    assert "How many words is this?" in shown.stdout and "And this one?" in shown.stdout
+    """The page's block runs and prints what the page says; ``chatmem show`` then prints the
+    conversation it stored."""
+    run_page_example(request, "agent-framework.md", tmp_path)
+    shown = chatmem_show("af-demo", "sqlite:///chat.db", tmp_path)
+    assert "How many words is this?" in shown and "And this one?" in shown
