@@ -27,6 +27,12 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
+from chatmem.core.longterm import (
+    InMemoryMemoryRecordRepository,
+    LongTermMemory,
+    MemoryStatus,
+    RuleBasedExtractor,
+)
 from chatmem_integrations.tests import test_adapters as shared
 from chatmem_integrations.tests.page_examples import chatmem_show, run_page_example
 
@@ -46,6 +52,7 @@ from agent_framework import (
 
 from chatmem.integrations.agent_framework import (
     ChatmemHistoryProvider,
+    ChatmemMemoryProvider,
     ChatmemSessionStore,
 )
 
@@ -59,16 +66,18 @@ class ScriptedClient(FunctionInvocationLayer[Any], BaseChatClient[Any]):
         super().__init__()
         self.replies = list(replies)
         self.seen: list[list[dict[str, Any]]] = []
+        self.options: list[str] = []
 
-    async def _reply(self, messages: Sequence[Message]) -> ChatResponse:
+    async def _reply(self, messages: Sequence[Message], options: Any) -> ChatResponse:
         self.seen.append([m.to_dict() for m in messages])
+        self.options.append(json.dumps(dict(options or {}), default=str))
         return ChatResponse(messages=[self.replies.pop(0)])
 
     def _inner_get_response(
         self, *, messages: Sequence[Message], stream: bool, options: Any, **kwargs: Any
     ) -> Any:
         assert not stream
-        return self._reply(messages)
+        return self._reply(messages, options)
 
 
 @tool
@@ -325,6 +334,42 @@ def test_bad_arguments_are_typed_errors_before_io() -> None:
         ChatmemHistoryProvider(InMemoryChatMemoryRepository())  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="last"):
         ChatmemHistoryProvider(NoIO(), last=0)
+
+
+def test_the_memory_provider_injects_approved_memories_only() -> None:
+    records = InMemoryMemoryRecordRepository()
+    memory = LongTermMemory(records, agent_id="travel", extractor=RuleBasedExtractor())
+    provider = ChatmemMemoryProvider(memory, user_id=lambda session: session.state["user"])
+    client = ScriptedClient([Message("assistant", [f"r{i}"]) for i in range(3)])
+    agent = Agent(client=client, context_providers=[provider])
+
+    def seen_last() -> str:
+        return json.dumps(client.seen[-1]) + client.options[-1]
+
+    def session_of(sid: str) -> AgentSession:  # a new session each run: no history carried
+        session = AgentSession(session_id=sid)
+        session.state["user"] = "ada"
+        return session
+
+    async def main() -> None:
+        await agent.run("I prefer window seats on long flights.", session=session_of("trip"))
+        assert memory.flush(30)
+        (seats,) = records.find(
+            agent_id="travel", user_id="ada", status=MemoryStatus.PENDING
+        ).records
+        assert seats.conversation_id == "trip"
+        await agent.run("Book me a flight.", session=session_of("t2"))
+        assert "window seats" not in seen_last()  # pending: never injected
+        records.approve(seats.id, reviewer="test")
+        await agent.run("And the return?", session=session_of("t3"))
+        assert "window seats" in seen_last()
+
+    asyncio.run(main())
+    memory.close()
+    with pytest.raises(InvalidArgumentError, match="memory"):
+        ChatmemMemoryProvider(records, user_id="ada")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="user_id"):
+        ChatmemMemoryProvider(memory, user_id="")
 
 
 # == the docs page's example ===================================================================

@@ -15,8 +15,9 @@ public module per framework, each behind its own extra.
   store (``pip install "chatmem[openai-agents]"``).
 - ``chatmem.integrations.adk``: Google ADK's session and memory services
   (``pip install "chatmem[google-adk]"``).
-- ``chatmem.integrations.agent_framework``: ``ChatmemHistoryProvider`` and
-  ``ChatmemSessionStore``, Microsoft Agent Framework's history provider and session store
+- ``chatmem.integrations.agent_framework``: ``ChatmemHistoryProvider``,
+  ``ChatmemSessionStore`` and ``ChatmemMemoryProvider``, Microsoft Agent Framework's history
+  provider, session store and a context provider of reviewed memories
   (``pip install "chatmem[agent-framework]"``).
 - ``chatmem.integrations.strands``: ``ChatmemSessionRepository`` and ``ChatmemSessionManager``,
   Strands Agents' session repository (``pip install "chatmem[strands]"``).

@@ -20,12 +20,18 @@ in the store, starting at a user message (never an orphan tool result).
 ``ChatmemSessionStore(repository)`` is the framework's ``SessionStore``: an ``AgentSession``
 snapshot (its id, service session id and provider state) per id in its own conversation
 (``agent_framework/s/<id>``), replaced atomically by ``set``.
+
+``ChatmemMemoryProvider(memory, user_id=...)`` is a ``ContextProvider`` on chatmem's reviewed
+long-term memory (a ``LongTermMemory``): before each run it adds the user's approved
+memories to the run's instructions; after it, it queues the run's user messages for the
+background analyser, whose candidates wait for review (never injected before approval).
 """
 
 from __future__ import annotations
 
+import asyncio
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chatmem.core import InvalidArgumentError, Message, SystemMessage
@@ -37,10 +43,17 @@ from chatmem.core.backend import (
     validate_conversation_id,
     validate_positive_int,
 )
+from chatmem.core.longterm import LongTermMemory
 
 require("agent_framework", "agent-framework")
 
-from agent_framework import AgentSession, HistoryProvider, SessionStore  # noqa: E402
+from agent_framework import (  # noqa: E402
+    AgentSession,
+    ContextProvider,
+    HistoryProvider,
+    SessionContext,
+    SessionStore,
+)
 from agent_framework import Message as AFMessage  # noqa: E402
 
 # the dedupe rule the framework's own providers apply to what they are handed
@@ -56,10 +69,18 @@ from ._agent_framework_codec import (  # noqa: E402
 from ._openai_agents_codec import from_user_start  # noqa: E402
 from ._payload import tool_names  # noqa: E402
 
-__all__ = ["DEFAULT_SOURCE_ID", "ChatmemHistoryProvider", "ChatmemSessionStore"]
+__all__ = [
+    "DEFAULT_SOURCE_ID",
+    "MEMORY_SOURCE_ID",
+    "ChatmemHistoryProvider",
+    "ChatmemMemoryProvider",
+    "ChatmemSessionStore",
+]
 
 DEFAULT_SOURCE_ID = "chatmem"
 """The provider's ``source_id`` unless one is given."""
+MEMORY_SOURCE_ID = "chatmem_memory"
+"""The memory provider's ``source_id`` unless one is given."""
 
 
 def _check_async(repository: object) -> AsyncBaseChatMemoryRepository:
@@ -196,3 +217,47 @@ with warnings.catch_warnings():
             return validate_conversation_id(
                 cid, argument="session_id", max_length=self.repository.max_conversation_id_length
             )
+
+
+class ChatmemMemoryProvider(ContextProvider):
+    """Reviewed long-term memory as a framework ``ContextProvider`` (module docstring).
+
+    ``user_id`` is the user's id, or a callable giving it for a run's ``AgentSession``. The
+    record store is a sync one, so its reads run in a worker thread, off the loop.
+    """
+
+    def __init__(
+        self,
+        memory: LongTermMemory,
+        *,
+        user_id: str | Callable[[AgentSession], str],
+        source_id: str = MEMORY_SOURCE_ID,
+    ) -> None:
+        if not isinstance(memory, LongTermMemory):
+            raise InvalidArgumentError("memory", "must be a chatmem LongTermMemory")
+        if not callable(user_id):
+            validate_conversation_id(user_id, argument="user_id")
+        super().__init__(source_id)
+        self.memory = memory
+        self.user_id = user_id
+
+    def _user(self, session: AgentSession) -> str:
+        user = self.user_id(session) if callable(self.user_id) else self.user_id
+        return validate_conversation_id(user, argument="user_id")
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        """Add the user's approved memories to the run's instructions."""
+        block = await asyncio.to_thread(self.memory.system_prompt_block, self._user(session))
+        if block is not None:
+            context.extend_instructions(self.source_id, block)
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        """Queue the run's user messages for analysis."""
+        user = self._user(session)
+        for m in context.input_messages:
+            if m.role == "user" and m.text:
+                self.memory.observe(user, m.text, conversation_id=session.session_id)
