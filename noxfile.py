@@ -25,6 +25,7 @@ nox.options.sessions = [
     "integrations",
     "openai-agents-sdk-tests",
     "adk",
+    "agent-framework-strands",
     "longterm",
     "longterm_browser",
     "kit",
@@ -326,6 +327,38 @@ def adk(session: nox.Session) -> None:
         )
 
 
+def _fetch_sdist(session: nox.Session, distribution: str) -> Path:
+    """The unpacked source distribution of the installed release of ``distribution``,
+    fetched into .work/ at test time (a framework's own tests; nothing of it is kept in the
+    repository)."""
+    version = session.run(
+        "python",
+        "-c",
+        f"import importlib.metadata as m; print(m.version({distribution!r}))",
+        silent=True,
+    )
+    version = str(version).strip()
+    stem = f"{distribution.replace('-', '_')}-{version}"
+    work = Path(".work") / f"{distribution}-sdist"
+    tree = work / stem
+    if not tree.exists():
+        session.run(
+            "python",
+            "-m",
+            "pip",
+            "download",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            f"{distribution}=={version}",
+            "-d",
+            str(work),
+        )
+        with tarfile.open(work / f"{stem}.tar.gz") as tar:
+            tar.extractall(work, filter="data")
+    return tree
+
+
 # The SDK's own tests of SQLiteSession's internals (its connections, threads, file lock and
 # rollbacks, rows corrupted in its file, its TypeError for unknown settings): no counterpart
 # in a chatmem session (docs/integrations/openai-agents.md lists them).
@@ -341,30 +374,7 @@ def openai_agents_sdk_tests(session: nox.Session) -> None:
     at test time, nothing of it kept in the repository) run against ChatmemSession."""
     _install(session, "openai-agents")
     session.install("pip", "pytest-asyncio", "pytest-mock", "inline-snapshot")
-    version = session.run(
-        "python",
-        "-c",
-        "import importlib.metadata as m; print(m.version('openai-agents'))",
-        silent=True,
-    )
-    version = str(version).strip()
-    work = Path(".work") / "openai-agents-sdist"
-    tree = work / f"openai_agents-{version}"
-    if not tree.exists():
-        session.run(
-            "python",
-            "-m",
-            "pip",
-            "download",
-            "--no-binary",
-            ":all:",
-            "--no-deps",
-            f"openai-agents=={version}",
-            "-d",
-            str(work),
-        )
-        with tarfile.open(work / f"openai_agents-{version}.tar.gz") as tar:
-            tar.extractall(work, filter="data")
+    tree = _fetch_sdist(session, "openai-agents")
     session.chdir(tree)
     session.run(
         "pytest",
@@ -378,6 +388,44 @@ def openai_agents_sdk_tests(session: nox.Session) -> None:
         "-p",
         "no:cacheprovider",
         env={"PYTHONPATH": str(Path(__file__).resolve().parent)},
+    )
+
+
+AF_STRANDS_BACKENDS = ["memory", "sqlite", "postgres", "redis"]
+AF_STRANDS_TESTS = [
+    "chatmem_integrations/tests/test_agent_framework.py",
+    "chatmem_integrations/tests/test_strands.py",
+]
+
+
+@nox.session(name="agent-framework-strands", python=MAIN_PYTHON)
+def agent_framework_strands(session: nox.Session) -> None:
+    """Microsoft Agent Framework's history provider and session store and Strands' session
+    repository on each backend in turn (their own sessions: neither is in FRAMEWORKS), then
+    Strands' own RepositorySessionManager tests (from its source distribution, fetched into
+    .work/ at test time) against ChatmemSessionRepository on SQLite."""
+    _install(session, "sqlite,postgres,redis,agent-framework,strands")
+    # what Strands' test conftest imports (moto), and its async tests' runner
+    session.install("pip", "moto>=5.1,<6", "pytest-asyncio>=1.0,<1.5")
+    for backend in [b for b in AF_STRANDS_BACKENDS if b == "memory" or b in HARNESSES]:
+        session.run(
+            "pytest", *AF_STRANDS_TESTS, "--backend", backend, "-q", "-rs", *session.posargs
+        )
+    tree = _fetch_sdist(session, "strands-agents")
+    db = (tree / "chatmem-shim.db").resolve()
+    session.chdir(tree)
+    session.run(
+        "pytest",
+        "-p",
+        "chatmem_integrations.tests.strands_repository_shim",
+        "tests/strands/session/test_repository_session_manager.py",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        env={
+            "PYTHONPATH": str(Path(__file__).resolve().parent),
+            "CHATMEM_SHIM_URL": f"sqlite:///{db}",
+        },
     )
 
 
@@ -395,7 +443,11 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on our packages (drivers installed so their types are checked too, and
     testcontainers, which the stores' harnesses in ``provision`` use)."""
-    session.install("-e", f".[all,api,testing,test,{FRAMEWORKS},google-adk]", "mypy>=1.11")
+    session.install(
+        "-e",
+        f".[all,api,testing,test,{FRAMEWORKS},google-adk,agent-framework,strands]",
+        "mypy>=1.11",
+    )
     session.run("mypy", *PACKAGES)
 
 

@@ -26,6 +26,8 @@ FRAMEWORKS = {
     "llamaindex": ("llama_index", "llamaindex"),
     "pydantic_ai": ("pydantic_ai", "pydantic-ai"),
     "openai_agents": ("agents", "openai-agents"),
+    "agent_framework": ("agent_framework", "agent-framework"),
+    "strands": ("strands", "strands"),
     "redis_vectorstore": ("redis", "redis"),
     "pgvector_vectorstore": ("sqlalchemy", "postgres"),
 }
@@ -78,6 +80,8 @@ def test_every_framework_extra_exists_and_pulls_only_its_framework() -> None:
     assert extras["langgraph"] == ["langgraph"]
     assert extras["pydantic-ai"] == ["pydantic-ai-slim"]
     assert extras["openai-agents"] == ["openai-agents"]
+    assert extras["agent-framework"] == ["agent-framework-core"]
+    assert extras["strands"] == ["strands-agents"]
 
 
 def test_nothing_is_left_in_core() -> None:

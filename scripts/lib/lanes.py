@@ -53,6 +53,7 @@ ESTIMATE_MINUTES: dict[str, float] = {
     "conformance_tc(backend='oracle')": 0.3,
     "adk": 5.0,
     "openai-agents-sdk-tests": 1.0,
+    "agent-framework-strands": 2.7,
     "unit-3.11": 4.0,
     "unit": 2.0,
     "longterm(cassandra": 2.0,

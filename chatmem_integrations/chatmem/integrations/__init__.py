@@ -13,6 +13,14 @@ public module per framework, each behind its own extra.
   stored after each successful run (``pip install "chatmem[pydantic-ai]"``).
 - ``chatmem.integrations.openai_agents``: ``ChatmemSession``, the OpenAI Agents SDK's session
   store (``pip install "chatmem[openai-agents]"``).
+- ``chatmem.integrations.adk``: Google ADK's session and memory services
+  (``pip install "chatmem[google-adk]"``).
+- ``chatmem.integrations.agent_framework``: ``ChatmemHistoryProvider``,
+  ``ChatmemSessionStore`` and ``ChatmemMemoryProvider``, Microsoft Agent Framework's history
+  provider, session store and a context provider of reviewed memories
+  (``pip install "chatmem[agent-framework]"``).
+- ``chatmem.integrations.strands``: ``ChatmemSessionRepository`` and ``ChatmemSessionManager``,
+  Strands Agents' session repository (``pip install "chatmem[strands]"``).
 - ``chatmem.integrations.advisors``: Spring AI's ``PromptChatMemoryAdvisor`` and
   ``VectorStoreChatMemoryAdvisor`` (no dependency), over the vector stores of
   ``vectorstore`` (in memory), ``redis_vectorstore`` (``chatmem[redis]``) and
