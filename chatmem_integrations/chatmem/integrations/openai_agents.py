@@ -34,7 +34,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, cast
 
-from chatmem.core import InvalidArgumentError, Message
+from chatmem.core import ChatTurn, InvalidArgumentError, Message
 from chatmem.core.backend import (
     AsyncBaseChatMemoryRepository,
     is_async_repository,
@@ -203,16 +203,26 @@ class ChatmemSession:
 class SessionTurn:
     """One run's view of a ``ChatmemSession``: the stored history plus the run's own items,
     which are stored in one append on a clean exit of ``async with`` (``stored`` says whether
-    they were). ``pop_item`` takes the run's own items first; past them, and for
-    ``clear_session``, it acts on the store at once."""
+    they were; core's ``ChatTurn`` rule, on a turn that leaves the reading to ``get_items``).
+    ``pop_item`` takes the run's own items first; past them, and for ``clear_session``, it acts
+    on the store at once."""
 
     def __init__(self, session: ChatmemSession) -> None:
         self.session = session
         self.session_id: str = session.session_id
         self.session_settings: SessionSettings | None = session.session_settings
-        self.pending: list[Message] = []
-        self.stored = False
+        self._turn = ChatTurn(session.repository, session.session_id, load=False)
         self._names: dict[str, str] = {}
+
+    @property
+    def pending(self) -> list[Message]:
+        """The run's items as chatmem messages, not stored yet."""
+        return self._turn.added
+
+    @property
+    def stored(self) -> bool:
+        """True once the run's items were stored."""
+        return self._turn.stored and bool(self._turn.added)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The session's items (as ``ChatmemSession.get_items``) followed by the run's."""
@@ -230,7 +240,7 @@ class SessionTurn:
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Keep ``items`` for the append at the end of the turn (checked now)."""
-        self.pending.extend(from_items(items, self._names))
+        self._turn.append(from_items(items, self._names))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """The run's newest item, else the store's (atomically, at once)."""
@@ -244,6 +254,7 @@ class SessionTurn:
         await self.session.clear_session()
 
     async def __aenter__(self) -> SessionTurn:
+        await self._turn.__aenter__()
         return self
 
     async def __aexit__(
@@ -252,6 +263,4 @@ class SessionTurn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is None and self.pending:
-            await self.session.repository.append(self.session_id, self.pending)
-            self.stored = True
+        await self._turn.__aexit__(exc_type, exc, tb)
