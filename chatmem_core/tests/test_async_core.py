@@ -22,6 +22,7 @@ from chatmem.core import (
     SystemMessage,
     UserMessage,
     async_repository_from_url,
+    window_size,
 )
 from chatmem.core.backend import async_retry
 from chatmem.testing.probes import loop_lags
@@ -142,6 +143,46 @@ def test_async_chat_turn_stores_only_after_success() -> None:
         assert texts(await repo.find_by_conversation_id("c")) == ["before", "q", "a"]
 
     asyncio.run(main())
+
+
+def test_a_turn_that_leaves_the_reading_to_its_caller() -> None:
+    """``load=False`` (a framework session reads the history itself): entering reads nothing,
+    the turn's messages are appended as given on success, nothing on failure."""
+    repo = InMemoryChatMemoryRepository()
+    repo.save_all("c", [UserMessage("before")])
+    reads: list[str] = []
+    real = repo._find
+    repo._find = lambda cid: reads.append(cid) or real(cid)  # type: ignore[method-assign]
+    with ChatTurn(repo, "c", load=False) as turn:
+        assert turn.messages == [] and reads == []
+        turn.append([UserMessage("q"), AssistantMessage("a")])
+    del repo._find
+    assert texts(repo.find_by_conversation_id("c")) == ["before", "q", "a"]
+
+    async def main() -> None:
+        arepo = AsyncInMemoryChatMemoryRepository()
+        await arepo.save_all("c", [UserMessage("before")])
+        with pytest.raises(RuntimeError):
+            async with ChatTurn(arepo, "c", load=False) as turn:
+                turn.append(UserMessage("lost"))
+                raise RuntimeError("model failed")
+        async with ChatTurn(arepo, "c", load=False) as turn:
+            turn.append(UserMessage("kept"))
+        assert turn.stored
+        assert texts(await arepo.find_by_conversation_id("c")) == ["before", "kept"]
+        with pytest.raises(InvalidArgumentError, match="with ChatTurn"):
+            async with ChatTurn(repo, "c", load=False):
+                pass
+
+    asyncio.run(main())
+    for kwargs, argument in (
+        ({"load": False, "last": 2}, "last"),
+        ({"load": False, "preprocessors": [window_size(2)]}, "preprocessors"),
+        ({"load": "no"}, "load"),
+    ):
+        with pytest.raises(InvalidArgumentError) as info:
+            ChatTurn(repo, "c", **kwargs)  # type: ignore[arg-type]
+        assert info.value.argument == argument
 
 
 def test_async_with_on_a_sync_repository_is_refused_before_any_io() -> None:

@@ -34,6 +34,11 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.core.backend import BaseChatMemoryRepository
+from chatmem.core.longterm import (
+    InMemoryMemoryRecordRepository,
+    LongTermMemory,
+    RuleBasedExtractor,
+)
 from chatmem_integrations.tests import test_adapters as shared
 
 pytest.importorskip(
@@ -460,6 +465,73 @@ def test_the_window_starts_at_a_user_message(
         assert seen(result.final_output)["prompts"] == ["three", "four"]
 
     on_twin(backend, repo, body)
+
+
+# == long-term memory =========================================================================
+PREFERENCE = "I prefer Python code examples over pseudocode."
+REMEMBERED = "The user prefers Python code examples over pseudocode."
+
+
+class Noting(Scripted):
+    """``Scripted``, noting the system instructions of each model call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.instructions: list[str | None] = []
+
+    async def get_response(self, system_instructions: Any, *args: Any, **kw: Any) -> ModelResponse:
+        self.instructions.append(system_instructions)
+        return await super().get_response(system_instructions, *args, **kw)
+
+
+def test_long_term_memories_reach_the_model_and_user_messages_are_observed(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+) -> None:
+    records = InMemoryMemoryRecordRepository()
+    memory = LongTermMemory(records, agent_id="adder", extractor=RuleBasedExtractor())
+    model = Noting()
+
+    async def body(twin: Any) -> None:
+        session = ChatmemSession(twin, "lt", long_term=memory, user_id="ana")
+        with pytest.raises(RuntimeError, match="model broke"):
+            await session.run(make_agent(Scripted(fail=True)), "I prefer tea over coffee.")
+        await session.run(make_agent(model), PREFERENCE)
+        assert memory.flush(10)
+        pending = records.find(user_id="ana", status="pending").records
+        assert [r.content for r in pending] == [REMEMBERED]  # the failed run's prompt is not
+        assert model.instructions == ["You add numbers."] * 2
+        records.approve(pending[0].id, reviewer="rita")
+        await session.run(make_agent(model), "Show me how to sort a list.")
+        assert model.instructions[-1] is not None
+        assert model.instructions[-1].startswith("You add numbers.\n\n")
+        assert model.instructions[-1].endswith(f"- {REMEMBERED}")
+
+        def dynamic(context: Any, agent: Any) -> str:
+            return f"You are {agent.name}."
+
+        plain = Agent(name="adder", instructions=dynamic, model=model, tools=[add])
+        await Runner.run(session.with_memories(plain), "I live in Seoul.", session=session)
+        assert model.instructions[-1] is not None
+        assert model.instructions[-1].startswith("You are adder.\n\n")
+        assert REMEMBERED in model.instructions[-1]
+        assert memory.flush(10)  # the plain session's add_items queued the prompt too
+        contents = {r.content for r in records.find(user_id="ana", status="pending").records}
+        assert "The user lives in Seoul." in contents
+        items = await session.get_items()
+        assert not any(REMEMBERED in json.dumps(i) for i in items)
+        off = ChatmemSession(twin, "lt")
+        assert off.with_memories(plain) is plain
+
+    try:
+        on_twin(backend, repo, body)
+    finally:
+        memory.close()
+    with pytest.raises(InvalidArgumentError) as info:
+        ChatmemSession(AsyncInMemoryChatMemoryRepository(), "c", long_term=memory)
+    assert info.value.argument == "user_id"
+    with pytest.raises(InvalidArgumentError) as info:
+        ChatmemSession(AsyncInMemoryChatMemoryRepository(), "c").with_memories("agent")  # type: ignore[arg-type]
+    assert info.value.argument == "agent"
 
 
 # == a new process resumes the conversation ===================================================

@@ -34,6 +34,11 @@ from chatmem.core import (
     repository_from_url,
 )
 from chatmem.core.backend import BaseChatMemoryRepository
+from chatmem.core.longterm import (
+    InMemoryMemoryRecordRepository,
+    LongTermMemory,
+    RuleBasedExtractor,
+)
 from chatmem_integrations.tests import test_adapters as shared
 
 pytest.importorskip(
@@ -597,3 +602,80 @@ def test_arguments_are_checked_before_any_io() -> None:
     with pytest.raises(InvalidArgumentError, match="messages\\[0\\]"):
         from_pydantic_ai(["not a message"])  # type: ignore[list-item]
     assert sync_repo.find_conversation_ids() == []
+
+
+# == long-term memory =========================================================================
+PREFERENCE = "I prefer Python code examples over pseudocode."
+REMEMBERED = "The user prefers Python code examples over pseudocode."
+
+
+def remembering(seen_instructions: list[str | None]) -> Callable[..., Any]:
+    """A scripted model that notes the instructions of each request it gets."""
+
+    def model(messages: list[pm.ModelMessage], info: AgentInfo) -> pm.ModelResponse:
+        seen_instructions.append(info.instructions)
+        return pm.ModelResponse(parts=[pm.TextPart("noted")])
+
+    return model
+
+
+def test_long_term_memories_reach_the_model_but_are_never_stored(
+    backend: tuple[Any, Any], repo: BaseChatMemoryRepository
+) -> None:
+    records = InMemoryMemoryRecordRepository()
+    memory = LongTermMemory(records, agent_id="adder", extractor=RuleBasedExtractor())
+    instructions: list[str | None] = []
+    agent = Agent(FunctionModel(remembering(instructions)), instructions="You add numbers.")
+    history = ChatmemMessageHistory(repo, "lt", long_term=memory, user_id="ana")
+    try:
+        with pytest.raises(RuntimeError, match="model broke"):
+            history.run_sync(make_agent(broken_model), "I prefer tea over coffee.")
+        history.run_sync(agent, PREFERENCE)
+        assert memory.flush(10)
+        pending = records.find(user_id="ana", status="pending").records
+        assert [r.content for r in pending] == [REMEMBERED]  # the failed run's prompt is not
+        assert pending[0].conversation_id == "lt"
+        assert instructions == ["You add numbers."]
+        records.approve(pending[0].id, reviewer="rita")
+        history.run_sync(agent, "Show me how to sort a list.")
+        assert instructions[-1] is not None and instructions[-1].startswith("You add numbers.\n\n")
+        assert instructions[-1].endswith(f"- {REMEMBERED}")
+
+        async def on_the_twin() -> None:
+            twin = await shared.twin_of(backend, repo)
+            try:
+                ahistory = ChatmemMessageHistory(twin, "lt", long_term=memory, user_id="ana")
+                await ahistory.run(agent, "And a dict?", instructions="Be brief.")
+                async with ahistory.turn() as turn:
+                    assert turn.instructions is not None and REMEMBERED in turn.instructions
+            finally:
+                await shared.close_twin(twin)
+
+        asyncio.run(on_the_twin())
+        assert instructions[-1] is not None
+        assert instructions[-1].startswith("You add numbers.\n\nBe brief.\n\n")
+        assert REMEMBERED in instructions[-1]
+        stored = _stored(repo, "lt")
+        requests = [m for m in stored if isinstance(m, pm.ModelRequest)]
+        assert [m.instructions for m in requests] == [
+            "You add numbers.",
+            "You add numbers.",
+            "You add numbers.\n\nBe brief.",
+        ]
+        assert all(REMEMBERED not in (m.text or "") for m in repo.find_by_conversation_id("lt"))
+    finally:
+        memory.close()
+
+
+def test_long_term_arguments_are_checked() -> None:
+    repo = InMemoryChatMemoryRepository()
+    memory = LongTermMemory(InMemoryMemoryRecordRepository(), agent_id="a")
+    for kwargs, argument in (
+        ({"long_term": memory}, "user_id"),
+        ({"user_id": "ana"}, "long_term"),
+        ({"long_term": object(), "user_id": "ana"}, "long_term"),
+        ({"long_term": memory, "user_id": ""}, "user_id"),
+    ):
+        with pytest.raises(InvalidArgumentError) as info:
+            ChatmemMessageHistory(repo, "c", **kwargs)  # type: ignore[arg-type]
+        assert info.value.argument == argument

@@ -79,7 +79,9 @@ class ChatTurn:
     one atomic append that loses nothing to a concurrent writer; otherwise it replaces the
     stored history. ``last=n`` loads only the newest ``n`` messages (a read bounded in the
     store, however long the conversation): preprocessors then shape what the model sees, and
-    the turn's own messages are appended as given.
+    the turn's own messages are appended as given. ``load=False`` is for a framework that reads
+    the history itself (the Agents SDK's session asks for it): entering reads nothing, and the
+    turn's own messages are appended as given, under the same rule.
     """
 
     def __init__(
@@ -89,7 +91,15 @@ class ChatTurn:
         *,
         preprocessors: Sequence[Preprocessor] = (),
         last: int | None = None,
+        load: bool = True,
     ) -> None:
+        if not isinstance(load, bool):
+            raise InvalidArgumentError("load", "must be a bool")
+        if not load and last is not None:
+            raise InvalidArgumentError("last", "bounds the load: not with load=False")
+        if not load and preprocessors:
+            raise InvalidArgumentError("preprocessors", "shape the load: not with load=False")
+        self.load_history = load
         self.repository = repository
         self._async = is_async_repository(repository)
         self.conversation_id = validate_conversation_id(conversation_id)
@@ -117,7 +127,7 @@ class ChatTurn:
 
     def _write_plan(self) -> tuple[str, list[Message]]:
         """``("append", new)``, ``("save_all", transcript)`` or ``("none", [])``."""
-        if self.last is not None:
+        if self.last is not None or not self.load_history:
             new = list(self.added)
         else:
             transcript = apply_preprocessors(self.preprocessors, self.messages)
@@ -190,7 +200,10 @@ class ChatTurn:
         self.stored = True
 
     def __enter__(self) -> ChatTurn:
-        self.load()
+        if self.load_history:
+            self.load()
+        else:
+            self._sync_repository()
         return self
 
     def __exit__(
@@ -203,7 +216,10 @@ class ChatTurn:
             self.commit()
 
     async def __aenter__(self) -> ChatTurn:
-        await self.aload()
+        if self.load_history:
+            await self.aload()
+        else:
+            self._async_repository()
         return self
 
     async def __aexit__(

@@ -29,6 +29,9 @@ Layout and guarantees (``_adk_codec`` has the mapping):
 (``record_store_from_url``): ``add_session_to_memory`` hands the user's messages to the
 background analyser, whose candidates wait for review as pending; ``search_memory`` returns
 approved memories only, by shared keywords, or by cosine similarity when ``embed`` is given.
+Record stores are sync: ``search_memory`` reads the approved records on the calling thread
+(no repository runs in a worker thread, the library's one async strategy); only the scoring,
+which may call ``embed``, runs in one.
 """
 
 from __future__ import annotations
@@ -500,7 +503,7 @@ class ChatmemMemoryService(BaseMemoryService):
         user_state_id(app_name, user_id)
         if not isinstance(query, str):
             raise InvalidArgumentError("query", f"must be a str, got {type(query).__name__}")
-        approved = await asyncio.to_thread(self._approved, app_name, user_id)
+        approved = self._approved(app_name, user_id)
         scored = await asyncio.to_thread(self._score, approved, query)
         best = sorted(scored, key=lambda s: -s[0])[: self.limit]
         return SearchMemoryResponse(memories=[_entry(r) for _, r in best])

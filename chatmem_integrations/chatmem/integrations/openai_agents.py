@@ -25,6 +25,12 @@ A window (``last=n`` messages, ``max_tokens=t`` through chatmem's token window r
 what ``get_items()`` without a limit returns: it starts at a user message, so it never begins
 with an orphan tool output or a call cut from its reasoning. A ``limit`` (the argument or
 ``session_settings.limit``) is the SDK's exact "newest ``limit`` items" instead.
+
+Long-term memory: ``long_term=LongTermMemory(...)`` with ``user_id=`` adds the user's approved
+memories to the agent's instructions in ``session.run`` (``session.with_memories(agent)`` for
+a plain ``Runner.run``) and queues the user messages the session stores for analysis. The SDK
+keeps instructions out of the session's items, so the memories are never stored. Record stores
+are sync: the read is one bounded query per run, on the calling thread.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, cast
 
-from chatmem.core import InvalidArgumentError, Message
+from chatmem.core import ChatTurn, InvalidArgumentError, Message
 from chatmem.core.backend import (
     AsyncBaseChatMemoryRepository,
     is_async_repository,
@@ -44,6 +50,7 @@ from chatmem.core.backend import (
     validate_conversation_id,
     validate_positive_int,
 )
+from chatmem.core.longterm import LongTermMemory
 
 require("agents", "openai-agents")
 
@@ -51,6 +58,7 @@ from agents import Agent, Runner, RunResult, TResponseInputItem  # noqa: E402
 from agents.memory import SessionSettings  # noqa: E402
 from agents.memory.session_settings import coerce_session_settings  # noqa: E402
 
+from ._longterm import LongTerm, join_instructions  # noqa: E402
 from ._openai_agents_codec import (  # noqa: E402
     from_items,
     from_user_start,
@@ -84,7 +92,8 @@ class ChatmemSession:
     SDK's session calls are coroutines). ``session_settings`` is the SDK's, or a dict of its
     fields (its ``limit`` is the default ``get_items`` limit; default: no limit). ``last`` /
     ``max_tokens`` set the window (both: the token window of the last ``n``),
-    ``count_tokens`` a ``str -> int`` counter.
+    ``count_tokens`` a ``str -> int`` counter; ``long_term`` and ``user_id`` that user's
+    long-term memory (module docstring).
     """
 
     def __init__(
@@ -96,6 +105,8 @@ class ChatmemSession:
         last: int | None = None,
         max_tokens: int | None = None,
         count_tokens: TokenCounter | None = None,
+        long_term: LongTermMemory | None = None,
+        user_id: str | None = None,
     ) -> None:
         if inspect.isawaitable(repository):
             raise InvalidArgumentError(
@@ -134,6 +145,7 @@ class ChatmemSession:
             None if max_tokens is None else validate_positive_int(max_tokens, "max_tokens")
         )
         self.count_tokens = count_tokens if count_tokens is not None else approximate_tokens
+        self.long_term = LongTerm(long_term, user_id)
 
     # -- the Session protocol ------------------------------------------------------------
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
@@ -154,6 +166,7 @@ class ChatmemSession:
         messages = from_items(items)
         if messages:
             await self.repository.append(self.session_id, messages)
+            self.long_term.observe(messages, self.session_id)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item (None when empty), atomically."""
@@ -196,23 +209,54 @@ class ChatmemSession:
         run's items stored in one append when it succeeds, nothing when it fails."""
         if "session" in kwargs:
             raise InvalidArgumentError("session", "is this ChatmemSession's turn: do not pass it")
+        agent = self.with_memories(agent)
         async with self.turn() as turn:
             return await Runner.run(agent, input, session=turn, **kwargs)
+
+    def with_memories(self, agent: Agent[Any]) -> Agent[Any]:
+        """``agent`` with the user's approved memories after its instructions (a clone; the
+        agent itself when long-term memory is off or holds nothing approved)."""
+        if not isinstance(agent, Agent):
+            raise InvalidArgumentError("agent", "must be an agents Agent")
+        block = self.long_term.block()
+        if block is None:
+            return agent
+        base = agent.instructions
+        if base is None or isinstance(base, str):
+            return agent.clone(instructions=join_instructions(base, block))
+        dynamic = base
+
+        async def instructions(context: Any, of: Agent[Any]) -> str:
+            given = dynamic(context, of)
+            text = await given if inspect.isawaitable(given) else given
+            return join_instructions(cast(str | None, text), block)
+
+        return agent.clone(instructions=instructions)
 
 
 class SessionTurn:
     """One run's view of a ``ChatmemSession``: the stored history plus the run's own items,
     which are stored in one append on a clean exit of ``async with`` (``stored`` says whether
-    they were). ``pop_item`` takes the run's own items first; past them, and for
-    ``clear_session``, it acts on the store at once."""
+    they were; core's ``ChatTurn`` rule, on a turn that leaves the reading to ``get_items``).
+    ``pop_item`` takes the run's own items first; past them, and for ``clear_session``, it acts
+    on the store at once."""
 
     def __init__(self, session: ChatmemSession) -> None:
         self.session = session
         self.session_id: str = session.session_id
         self.session_settings: SessionSettings | None = session.session_settings
-        self.pending: list[Message] = []
-        self.stored = False
+        self._turn = ChatTurn(session.repository, session.session_id, load=False)
         self._names: dict[str, str] = {}
+
+    @property
+    def pending(self) -> list[Message]:
+        """The run's items as chatmem messages, not stored yet."""
+        return self._turn.added
+
+    @property
+    def stored(self) -> bool:
+        """True once the run's items were stored."""
+        return self._turn.stored and bool(self._turn.added)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The session's items (as ``ChatmemSession.get_items``) followed by the run's."""
@@ -230,7 +274,7 @@ class SessionTurn:
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Keep ``items`` for the append at the end of the turn (checked now)."""
-        self.pending.extend(from_items(items, self._names))
+        self._turn.append(from_items(items, self._names))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """The run's newest item, else the store's (atomically, at once)."""
@@ -244,6 +288,7 @@ class SessionTurn:
         await self.session.clear_session()
 
     async def __aenter__(self) -> SessionTurn:
+        await self._turn.__aenter__()
         return self
 
     async def __aexit__(
@@ -252,6 +297,6 @@ class SessionTurn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is None and self.pending:
-            await self.session.repository.append(self.session_id, self.pending)
-            self.stored = True
+        await self._turn.__aexit__(exc_type, exc, tb)
+        if self.stored:
+            self.session.long_term.observe(self.pending, self.session_id)

@@ -25,10 +25,17 @@ return; a turn that does not fit whole is left out whole. The token window keeps
 (put in front of the first request shown); ``last`` reads only the newest messages, so an
 agent whose system prompt must survive it should use ``instructions=``, sent on every request.
 The stored conversation itself always keeps everything.
+
+Long-term memory: ``long_term=LongTermMemory(...)`` with ``user_id=`` adds the user's approved
+memories to the run's ``instructions`` (``turn.instructions`` on a turn) and, once a run is
+stored, queues its user prompts for analysis. The memories reach the model but are stripped
+from the stored requests' ``instructions``, so a memory later rejected is never replayed.
+Record stores are sync: the read is one bounded query per run, on the calling thread.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, TypeVar
@@ -46,13 +53,15 @@ from chatmem.core.backend import (
     validate_conversation_id,
     validate_positive_int,
 )
+from chatmem.core.longterm import LongTermMemory
 
 require("pydantic_ai", "pydantic-ai")
 
 from pydantic_ai.agent import AbstractAgent  # noqa: E402
-from pydantic_ai.messages import ModelMessage  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelRequest  # noqa: E402
 from pydantic_ai.run import AgentRunResult  # noqa: E402
 
+from ._longterm import LongTerm  # noqa: E402
 from ._pydantic_ai_codec import (  # noqa: E402
     TokenCounter,
     approximate_tokens,
@@ -81,6 +90,7 @@ class ChatmemMessageHistory:
     async one (for ``run`` and ``async with history.turn()``). ``last`` and ``max_tokens``
     bound what the agent is shown (both may be given: the token window of the last ``n``);
     ``count_tokens`` is a ``str -> int`` counter (default: ``approximate_tokens``).
+    ``long_term`` and ``user_id`` inject that user's approved memories (module docstring).
     """
 
     def __init__(
@@ -91,6 +101,8 @@ class ChatmemMessageHistory:
         last: int | None = None,
         max_tokens: int | None = None,
         count_tokens: TokenCounter | None = None,
+        long_term: LongTermMemory | None = None,
+        user_id: str | None = None,
     ) -> None:
         if not isinstance(repository, ChatMemoryRepository | AsyncChatMemoryRepository):
             raise InvalidArgumentError(
@@ -105,6 +117,7 @@ class ChatmemMessageHistory:
             None if max_tokens is None else validate_positive_int(max_tokens, "max_tokens")
         )
         self.count_tokens = count_tokens if count_tokens is not None else approximate_tokens
+        self.long_term = LongTerm(long_term, user_id)
 
     def turn(self) -> MessageHistoryTurn:
         """A turn: ``with`` (sync repository) or ``async with`` (async repository)."""
@@ -141,7 +154,7 @@ class ChatmemMessageHistory:
             )
         async with self.turn() as turn:
             result: AgentRunResult[OutputT] = await agent.run(
-                user_prompt, message_history=turn.message_history, **kwargs
+                user_prompt, message_history=turn.message_history, **_with(turn, kwargs)
             )
             turn.add(result.new_messages())
         return result
@@ -158,7 +171,7 @@ class ChatmemMessageHistory:
             )
         with self.turn() as turn:
             result: AgentRunResult[OutputT] = agent.run_sync(
-                user_prompt, message_history=turn.message_history, **kwargs
+                user_prompt, message_history=turn.message_history, **_with(turn, kwargs)
             )
             turn.add(result.new_messages())
         return result
@@ -174,14 +187,40 @@ def _run_arguments(history: ChatmemMessageHistory, kwargs: dict[str, Any]) -> No
     kwargs.setdefault("conversation_id", history.conversation_id)
 
 
+def _with(turn: MessageHistoryTurn, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the turn's memories added to the run's ``instructions``."""
+    if turn.instructions is None:
+        return kwargs
+    given = kwargs.get("instructions")
+    if given is None:
+        return {**kwargs, "instructions": turn.instructions}
+    extra = list(given) if isinstance(given, list | tuple) else [given]
+    return {**kwargs, "instructions": [*extra, turn.instructions]}
+
+
+def _strip(messages: Sequence[ModelMessage], block: str | None) -> list[ModelMessage]:
+    """``messages`` with ``block`` taken out of each request's ``instructions``."""
+    if block is None:
+        return list(messages)
+    out: list[ModelMessage] = []
+    for m in messages:
+        if isinstance(m, ModelRequest) and m.instructions and block in m.instructions:
+            text = m.instructions.replace("\n\n" + block, "").replace(block + "\n\n", "")
+            m = dataclasses.replace(m, instructions=text.replace(block, "") or None)
+        out.append(m)
+    return out
+
+
 class MessageHistoryTurn:
     """One run's turn: ``message_history`` to pass to the agent, ``add`` for what the run
-    produced, stored on a clean exit only (``stored`` says whether it was)."""
+    produced, stored on a clean exit only (``stored`` says whether it was). ``instructions``
+    is the user's rendered long-term memories (None without them), to add to the run's."""
 
     def __init__(self, history: ChatmemMessageHistory) -> None:
         self._history = history
         self._turn = ChatTurn(history.repository, history.conversation_id, last=history.last)
         self.message_history: list[ModelMessage] = []
+        self.instructions: str | None = None
 
     @property
     def stored(self) -> bool:
@@ -190,7 +229,7 @@ class MessageHistoryTurn:
 
     def add(self, messages: Sequence[ModelMessage]) -> None:
         """Add the run's messages (``result.new_messages()``), stored on a clean exit."""
-        self._turn.append(from_pydantic_ai(messages))
+        self._turn.append(from_pydantic_ai(_strip(messages, self.instructions)))
 
     def __enter__(self) -> MessageHistoryTurn:
         if is_async_repository(self._history.repository):
@@ -199,6 +238,7 @@ class MessageHistoryTurn:
             )
         self._turn.__enter__()
         self.message_history = self._history.view(self._turn.history)
+        self.instructions = self._history.long_term.block()
         return self
 
     def __exit__(
@@ -208,6 +248,11 @@ class MessageHistoryTurn:
         tb: TracebackType | None,
     ) -> None:
         self._turn.__exit__(exc_type, exc, tb)
+        self._observe()
+
+    def _observe(self) -> None:
+        if self._turn.stored:
+            self._history.long_term.observe(self._turn.added, self._history.conversation_id)
 
     async def __aenter__(self) -> MessageHistoryTurn:
         if not is_async_repository(self._history.repository):
@@ -216,6 +261,7 @@ class MessageHistoryTurn:
             )
         await self._turn.__aenter__()
         self.message_history = self._history.view(self._turn.history)
+        self.instructions = self._history.long_term.block()
         return self
 
     async def __aexit__(
@@ -225,3 +271,4 @@ class MessageHistoryTurn:
         tb: TracebackType | None,
     ) -> None:
         await self._turn.__aexit__(exc_type, exc, tb)
+        self._observe()

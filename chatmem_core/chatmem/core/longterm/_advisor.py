@@ -116,6 +116,18 @@ class LongTermMemory:
             message_position=message_position,
         )
 
+    def observe_messages(
+        self, user_id: str, messages: Sequence[Message], *, conversation_id: str | None = None
+    ) -> int:
+        """Queue the text of each user message in ``messages`` (a stored turn) for analysis;
+        how many were queued."""
+        uid = rules.validate_id(user_id, "user_id")
+        return sum(
+            self.observe(uid, m.text, conversation_id=conversation_id)
+            for m in validate_messages(messages)
+            if isinstance(m, UserMessage) and m.text
+        )
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait for queued analysis to finish (True when nothing was left)."""
         return True if self.analyser is None else self.analyser.flush(timeout)
