@@ -29,9 +29,9 @@ Layout and guarantees (``_adk_codec`` has the mapping):
 (``record_store_from_url``): ``add_session_to_memory`` hands the user's messages to the
 background analyser, whose candidates wait for review as pending; ``search_memory`` returns
 approved memories only, by shared keywords, or by cosine similarity when ``embed`` is given.
-Record stores are sync: ``search_memory`` reads the approved records on the calling thread
-(no repository runs in a worker thread, the library's one async strategy); only the scoring,
-which may call ``embed``, runs in one.
+Record stores are sync (their async twins are open work): ``search_memory`` reads the
+approved records and scores them in one worker thread, so the event loop never waits on the
+store; it moves onto the async record store once there is one.
 """
 
 from __future__ import annotations
@@ -503,8 +503,11 @@ class ChatmemMemoryService(BaseMemoryService):
         user_state_id(app_name, user_id)
         if not isinstance(query, str):
             raise InvalidArgumentError("query", f"must be a str, got {type(query).__name__}")
-        approved = self._approved(app_name, user_id)
-        scored = await asyncio.to_thread(self._score, approved, query)
+
+        def search() -> list[tuple[float, MemoryRecord]]:
+            return self._score(self._approved(app_name, user_id), query)
+
+        scored = await asyncio.to_thread(search)
         best = sorted(scored, key=lambda s: -s[0])[: self.limit]
         return SearchMemoryResponse(memories=[_entry(r) for _, r in best])
 
