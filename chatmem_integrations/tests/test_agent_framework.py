@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import textwrap
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -379,3 +382,82 @@ def test_the_docs_example_runs(request: pytest.FixtureRequest, tmp_path: Path) -
     run_page_example(request, "agent-framework.md", tmp_path)
     shown = chatmem_show("af-demo", "sqlite:///chat.db", tmp_path)
     assert "How many words is this?" in shown and "And this one?" in shown
+
+
+# == a new process resumes the conversation ===================================================
+RESUME = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from agent_framework import Agent, AgentSession, Message
+    from chatmem.core import async_repository_from_url
+    from chatmem.integrations.agent_framework import ChatmemHistoryProvider
+    from chatmem_integrations.tests.test_agent_framework import ScriptedClient, add
+
+    async def main():
+        repo = await async_repository_from_url(sys.argv[1], **json.loads(sys.argv[2]))
+        try:
+            client = ScriptedClient([Message("assistant", ["resumed"])])
+            history = ChatmemHistoryProvider(repo)
+            agent = Agent(client=client, tools=[add], context_providers=[history])
+            result = await agent.run(sys.argv[4], session=AgentSession(session_id=sys.argv[3]))
+        finally:
+            close = getattr(repo, "close", None)
+            if close is not None:
+                await close()
+        print(json.dumps({"text": result.text, "sent": client.seen[-1]}, default=str))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_new_process_resumes_the_conversation(harness: Any, server: Any) -> None:
+    """A run with a tool call here; the next run in another process (its own client of the
+    store) sees the whole history; ``chatmem show`` prints it."""
+    repo: BaseChatMemoryRepository = harness.make_repository(server)
+    try:
+        spec = harness.connect_spec(server, repo)
+        if spec is None:
+            pytest.skip("an in-process store: no other process can reach its data")
+        url, options = spec
+
+        async def first() -> None:
+            twin = await shared.twin_of((harness, server), repo)
+            try:
+                client = ScriptedClient([call("c1", 2, 3), Message("assistant", ["5"])])
+                history = ChatmemHistoryProvider(twin)
+                agent = Agent(client=client, tools=[add], context_providers=[history])
+                session = AgentSession(session_id="np")
+                assert (await agent.run("add 2 and 3", session=session)).text == "5"
+            finally:
+                await shared.close_twin(twin)
+
+        asyncio.run(first())
+        done = subprocess.run(
+            [sys.executable, "-c", RESUME, url, json.dumps(options), "np", "and now?"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            cwd=Path(__file__).parents[2],
+        )
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+        assert out["text"] == "resumed"
+        sent = json.dumps(out["sent"])
+        assert "add 2 and 3" in sent and '"c1"' in sent and "and now?" in sent
+        stored = repo.find_by_conversation_id("np")
+        assert [type(m) for m in stored] == [
+            UserMessage,
+            AssistantMessage,
+            ToolResponseMessage,
+            AssistantMessage,
+            UserMessage,
+            AssistantMessage,
+        ]
+        assert stored[-1].text == "resumed"
+        if not options:  # a URL alone reaches the same conversation
+            shown = chatmem_show("np", url, Path(__file__).parents[2])
+            assert "add 2 and 3" in shown and "resumed" in shown
+    finally:
+        harness.cleanup(server, repo)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
@@ -334,3 +337,58 @@ def test_the_docs_example_runs(request: pytest.FixtureRequest, tmp_path: Path) -
     run_page_example(request, "strands.md", tmp_path)
     shown = chatmem_show("strands/m/strands-demo/default", "sqlite:///chat.db", tmp_path)
     assert "How many words is this?" in shown and "And this one?" in shown
+
+
+# == a new process resumes the conversation ===================================================
+RESUME = textwrap.dedent(
+    """
+    import json, sys
+    from strands import Agent
+    from chatmem.core import repository_from_url
+    from chatmem.integrations.strands import ChatmemSessionManager
+    from chatmem_integrations.tests.test_strands import ScriptedModel, add, plain, say
+
+    repo = repository_from_url(sys.argv[1], **json.loads(sys.argv[2]))
+    model = ScriptedModel([say("resumed")])
+    manager = ChatmemSessionManager(sys.argv[3], repo)
+    agent = Agent(model=model, tools=[add], session_manager=manager, callback_handler=None)
+    restored = plain(agent.messages)
+    agent(sys.argv[4])
+    getattr(repo, "close", lambda: None)()
+    print(json.dumps({"restored": restored, "sent": plain(model.seen[-1])}))
+    """
+)
+
+
+def test_a_new_process_resumes_the_conversation(
+    harness: Any, server: Any, repo: BaseChatMemoryRepository
+) -> None:
+    """A run with a tool call here; a new agent in another process (its own client of the
+    store) is restored with the whole history and sends it on; ``chatmem show`` prints it."""
+    spec = harness.connect_spec(server, repo)
+    if spec is None:
+        pytest.skip("an in-process store: no other process can reach its data")
+    url, options = spec
+    model = ScriptedModel([call("t1", 2, 3), say("5")])
+    manager = ChatmemSessionManager("np", repo)
+    first = Agent(model=model, tools=[add], session_manager=manager, callback_handler=None)
+    first("add 2 and 3")
+    before = plain(first.messages)
+    done = subprocess.run(
+        [sys.executable, "-c", RESUME, url, json.dumps(options), "np", "and now?"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["restored"] == before
+    assert out["sent"][: len(before)] == before
+    stored = repo.find_by_conversation_id(messages_id("np", first.agent_id))
+    assert [m.text for m in stored if isinstance(m, UserMessage)] == ["add 2 and 3", "and now?"]
+    assert len(stored) == 6 and stored[-1].text == "resumed"
+    if not options:  # a URL alone reaches the same conversation
+        shown = chatmem_show(messages_id("np", first.agent_id), url, Path(__file__).parents[2])
+        assert "add 2 and 3" in shown and "resumed" in shown
