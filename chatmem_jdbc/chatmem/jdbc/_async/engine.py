@@ -1,5 +1,5 @@
 """This twin's engine factory, with the settings chat memory needs. The I/O-free parts both
-twins share (default drivers, WAL hook, idle pings) are in ``_engine_setup.py``.
+twins share (default drivers, WAL hook, idle pings) are in ``_connect.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sqlalchemy.util import await_only
 
 from chatmem.core import MissingDependencyError
 
-from .._engine_setup import (
+from .._connect import (
     ASYNC_POOL_SIZE,
     DRIVER_EXTRAS,
     IDLE_PING_SECONDS,

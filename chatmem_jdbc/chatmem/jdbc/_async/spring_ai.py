@@ -49,8 +49,8 @@ from chatmem.core.backend import (
 )
 
 from .._config import JdbcConfig, without_layout
-from .._dialects import async_dialect_for
 from .._errors import translate_errors
+from .._native.dialects import async_dialect_for
 from .engine import make_async_engine
 from .repository import AsyncJdbcChatMemoryRepository
 

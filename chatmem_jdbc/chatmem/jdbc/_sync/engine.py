@@ -1,7 +1,7 @@
 # Generated from chatmem_jdbc/chatmem/jdbc/_async/engine.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """This twin's engine factory, with the settings chat memory needs. The I/O-free parts both
-twins share (default drivers, WAL hook, idle pings) are in ``_engine_setup.py``.
+twins share (default drivers, WAL hook, idle pings) are in ``_connect.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine, create_engine
 
 from chatmem.core import MissingDependencyError
 
-from .._engine_setup import (
+from .._connect import (
     DRIVER_EXTRAS,
     IDLE_PING_SECONDS,
     allow_multi_statements,

@@ -13,7 +13,7 @@ blocking twin's, then the other's).
 - MySQL/MariaDB (PyMySQL, or aiomysql), on engines ``make_engine`` or ``make_async_engine``
   made (their connections allow multi-statement queries): the statements and their
   ``COMMIT`` go as one query, so a read or an append is one round trip instead of two or
-  three (see ``_mysql.py``).
+  three (see ``_native/mysql.py``).
 
 Driver errors go through the same translation as SQLAlchemy's (``as_dbapi_error``).
 """
@@ -41,19 +41,19 @@ from chatmem.core import Message
 from chatmem.core.backend import DecodeCache, remembered
 
 from .._codec import from_values, to_row
-from .._dialects import SqlDialect
-from .._engine_setup import (
+from .._connect import (
     SERVER_STATUS_IN_TRANS,
     TRANSACTION_ENDED,
     allows_multi_statements,
     idle_seconds_of,
 )
 from .._errors import as_dbapi_error, translated
-from .._sqlite import sqlite_text
-from .._statements import Compiled, Statements
+from .._native.dialects import SqlDialect
+from .._native.sqlite import sqlite_text
+from .._plan import Compiled, Statements
 
 if TYPE_CHECKING:
-    from .._postgresql import PostgresDialect
+    from .._native.postgresql import PostgresDialect
     from .._schema import Tables
 
 
@@ -96,7 +96,7 @@ def fast_path_for(
     if dialect.name == "sqlite" and driver == SQLITE_DRIVER and reserve is not None:
         return SqliteFastPath(engine, sql, reserve)
     if dialect.name == "postgresql" and driver == "psycopg":
-        from .._postgresql import fast_path_statements
+        from .._native.postgresql import fast_path_statements
 
         pg = cast("PostgresDialect", dialect)
         return PsycopgFastPath.create(pg, engine, *fast_path_statements(pg, tables, sql))

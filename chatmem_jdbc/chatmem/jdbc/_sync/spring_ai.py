@@ -51,8 +51,8 @@ from chatmem.core.backend import (
 )
 
 from .._config import JdbcConfig, without_layout
-from .._dialects import dialect_for
 from .._errors import translate_errors
+from .._native.dialects import dialect_for
 from .engine import make_engine
 from .repository import JdbcChatMemoryRepository
 

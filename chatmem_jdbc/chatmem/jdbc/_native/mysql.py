@@ -33,7 +33,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import DBAPIError
 
-from ._dialects import SqlDialect, Utf8Id
+from .dialects import SqlDialect, Utf8Id
 
 RETRYABLE_ERRNOS = frozenset({1062, 1205, 1213})  # duplicate key, lock wait, deadlock
 """ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK."""

@@ -33,11 +33,11 @@ from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
 
-from ._dialects import SqlDialect, upsert_returning
+from .dialects import SqlDialect, upsert_returning
 
 if TYPE_CHECKING:
-    from ._schema import Tables
-    from ._statements import Statements
+    from .._plan import Statements
+    from .._schema import Tables
 
 DECODED = ("position", "message_type", "content", "payload", "created_at")
 """The columns the fast path's window read fetches: ``from_values``'s arguments, in order."""

@@ -20,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
 
-from ._dialects import SqlDialect, upsert_returning
+from .dialects import SqlDialect, upsert_returning
 
 
 class SqliteDialect(SqlDialect):
