@@ -37,12 +37,12 @@ from chatmem.core.backend import (
 from .._codec import from_row, to_row
 from .._config import JdbcConfig, layout_of
 from .._errors import translate_errors
+from .._native._async.fast import AsyncFastPath, fast_path_for
 from .._native.dialects import SqlDialect, async_dialect_for
 from .._native.drivers import require_sql_driver
 from .._plan import Statements, build_statements
 from .._schema import Tables, build_tables, is_create_race, schema_sql, schema_statements
 from .engine import make_async_engine
-from .fast import AsyncFastPath, fast_path_for
 
 ASYNC = True
 
