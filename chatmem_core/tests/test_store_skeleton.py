@@ -52,7 +52,6 @@ MAX_CLASS_LINES = 300
 # What is over a limit today, with its size now: it may shrink, never grow, and nothing joins
 # it. (Splitting these is open work of the reshaping issue.)
 OVERSIZED_MODULES = {
-    "jdbc/_async/spring_ai.py": 532,
     "mongo/_async/repository.py": 518,
 }
 OVERSIZED_CLASSES = {
