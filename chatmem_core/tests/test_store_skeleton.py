@@ -49,14 +49,10 @@ NOT_YET: dict[str, dict[str, set[str]]] = {}
 
 MAX_MODULE_LINES = 450
 MAX_CLASS_LINES = 300
-# What is over a limit today, with its size now: it may shrink, never grow, and nothing joins
-# it. (Splitting these is open work of the reshaping issue.)
-OVERSIZED_MODULES = {
-    "mongo/_async/repository.py": 518,
-}
-OVERSIZED_CLASSES = {
-    "mongo/_async/repository.py:AsyncMongoChatMemoryRepository": 370,
-}
+# What is over a limit, with its size then (nothing today): it may shrink, never grow, and
+# nothing joins it.
+OVERSIZED_MODULES: dict[str, int] = {}
+OVERSIZED_CLASSES: dict[str, int] = {}
 
 
 def _folder(store: str) -> Path:
