@@ -228,7 +228,7 @@ def test_mariadb_aiomysql_raises_pymysqls_errors_so_the_retry_rule_is_shared() -
     import pymysql
     from sqlalchemy.exc import OperationalError
 
-    from chatmem.jdbc._mysql import MysqlDialect
+    from chatmem.jdbc._native.mysql import MysqlDialect
 
     assert aiomysql.OperationalError is pymysql.err.OperationalError
     deadlock = OperationalError("INSERT ..", {}, aiomysql.OperationalError(1213, "Deadlock"))

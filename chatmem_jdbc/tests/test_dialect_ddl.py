@@ -19,8 +19,8 @@ from sqlalchemy.dialects import mssql, mysql, oracle, postgresql, sqlite
 import chatmem.jdbc
 from chatmem.core import InvalidArgumentError
 from chatmem.jdbc import DIALECTS, build_tables, schema_sql
-from chatmem.jdbc._dialects import dialect_for
-from chatmem.jdbc._statements import build_statements
+from chatmem.jdbc._native.dialects import dialect_for
+from chatmem.jdbc._plan import build_statements
 
 SQL_DIR = Path(chatmem.jdbc.__file__).parent / "sql"
 
@@ -139,7 +139,7 @@ def test_ids_hold_255_four_byte_characters_compared_exactly(name: str) -> None:
 
 @pytest.mark.parametrize("name", per_backend(["mssql"]))
 def test_sql_server_locks_the_conversation_row_with_a_hint(name: str) -> None:
-    from chatmem.jdbc._mssql import lock_statement
+    from chatmem.jdbc._native.mssql import lock_statement
 
     sql = str(lock_statement(tables_for(name).conversations).compile(dialect=mssql.dialect()))
     assert "WITH (UPDLOCK, ROWLOCK)" in sql and "FOR UPDATE" not in sql

@@ -19,7 +19,7 @@ from chatmem.core import (
     UserMessage,
     repository_from_url,
 )
-from chatmem.jdbc._sync import fast as _fast
+from chatmem.jdbc._native._sync import sqlite as _fast
 
 pytestmark = pytest.mark.backend("sqlite")
 

@@ -8,7 +8,7 @@ import pytest
 
 from chatmem.core import MessageWindowChatMemory, UserMessage
 from chatmem.jdbc import JdbcChatMemoryRepository, make_engine
-from chatmem.jdbc._sync import fast as _fast
+from chatmem.jdbc._native._sync import connections as _fast
 
 pytestmark = pytest.mark.backend("sqlite")
 

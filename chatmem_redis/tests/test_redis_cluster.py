@@ -27,7 +27,7 @@ from chatmem.core import (
     repository_from_url,
 )
 from chatmem.redis import AsyncRedisChatMemoryRepository, RedisChatMemoryRepository
-from chatmem.redis._cluster import key_slot, split_cluster_url
+from chatmem.redis._native.cluster import key_slot, split_cluster_url
 from chatmem.redis.provision.cluster import RedisClusterHarness, cluster_client
 from chatmem.testing.harness import ServerInfo
 

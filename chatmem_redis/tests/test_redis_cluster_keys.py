@@ -7,7 +7,7 @@ import pytest
 from redis.crc import key_slot as redis_key_slot
 
 from chatmem.core import InvalidArgumentError
-from chatmem.redis._cluster import (
+from chatmem.redis._native.cluster import (
     SLOTS,
     decode_cursor,
     encode_cursor,

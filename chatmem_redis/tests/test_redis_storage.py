@@ -38,7 +38,7 @@ from chatmem.redis import (
     MetadataField,
     RedisChatMemoryRepository,
 )
-from chatmem.redis._scripts import TTL_SLACK
+from chatmem.redis._plan import TTL_SLACK
 from chatmem.testing.harness import ServerInfo, free_port
 
 pytestmark = pytest.mark.backend("redis")

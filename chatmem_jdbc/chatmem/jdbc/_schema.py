@@ -17,7 +17,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from chatmem.core.backend import retry
 
-from ._dialects import SqlDialect
+from ._native.dialects import SqlDialect
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def schema_sql(url_or_dialect: str, *, table_name: str = "ai_chat_memory") -> st
     SQL script; needs no connection and no driver."""
     from chatmem.core.backend import sql_identifier
 
-    from ._dialects import dialect_for
+    from ._native.dialects import dialect_for
 
     name = url_or_dialect.split(":", 1)[0].split("+", 1)[0]
     name = {"postgres": "postgresql"}.get(name, name)

@@ -32,7 +32,7 @@ still read, in full, and rewritten as layout 2 by the next write.
 Indexes: ``(conversation_id, messages.position)`` for queries by position, and, when a TTL is
 configured, a TTL index on ``updated_at`` so an idle conversation expires whole. Indexes are
 found by their keys, never by their generated names (servers name them differently). Creating
-and checking them is I/O, in ``_async_indexes.py`` (and its generated sync twin).
+and checking them is I/O, in ``_async/schema_ops.py`` (and its generated sync twin).
 """
 
 from __future__ import annotations

@@ -11,13 +11,13 @@ from ._config import (
     MetadataFieldType,
     RedisConfig,
 )
-from ._memories import (
+from ._native.query import escape_tag, format_number, tag_query, text_query, text_terms
+from ._native.search import MessageWithConversation
+from ._records import (
     DEFAULT_MEMORY_INDEX_NAME,
     DEFAULT_MEMORY_KEY_PREFIX,
     RedisMemoryRecordRepository,
 )
-from ._query import escape_tag, format_number, tag_query, text_query, text_terms
-from ._search import MessageWithConversation
 from ._sync.advanced import AdvancedRedisChatMemoryRepository
 from ._sync.repository import RedisChatMemoryRepository
 

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._cluster import key_slot, slot_tags
 from ._config import MetadataFieldType, RedisConfig
+from ._native.cluster import key_slot, slot_tags
 
 IDS = "ids"
 PENDING = "pending"
@@ -86,7 +86,7 @@ class ConversationKeys:
 class Layout:
     """Key names under one prefix. On a cluster (``cluster=True``) the id index is one set
     per slot, ``<prefix>ids:{t}``, in the slot of the conversations it lists (see
-    ``_cluster``), so each write script touches one slot only."""
+    ``_native/cluster``), so each write script touches one slot only."""
 
     def __init__(self, prefix: str, *, cluster: bool = False) -> None:
         self.prefix = prefix
@@ -109,7 +109,7 @@ class Layout:
             seq=conv + ":seq",
             log=conv + ":log",
             pending_docs=conv + ":pend",
-            # a cluster indexes at once (see _scripts): its id set stands in, never written
+            # a cluster indexes at once (see _plan): its id set stands in, never written
             pending=self.slot_ids(key_slot(base)) if self.cluster else self.pending,
             doc_prefix=self.doc_prefix + base + ":",
             tag=base,

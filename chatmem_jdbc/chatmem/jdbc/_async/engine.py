@@ -1,20 +1,24 @@
-"""This twin's engine factory, with the settings chat memory needs. The I/O-free parts both
-twins share (default drivers, WAL hook, idle pings) are in ``_engine_setup.py``.
+"""This twin's engine factory, with the settings chat memory needs, and how work runs on an
+engine (to its end, whatever happens to its caller; one caller at a time on ``:memory:``).
+The I/O-free parts both twins share (default drivers, WAL hook, idle pings) are in
+``_connect.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only
 
 from chatmem.core import MissingDependencyError
 
-from .._engine_setup import (
+from .._connect import (
     ASYNC_POOL_SIZE,
     DRIVER_EXTRAS,
     IDLE_PING_SECONDS,
@@ -28,6 +32,8 @@ from .._engine_setup import (
 )
 
 ASYNC = True
+
+T = TypeVar("T")
 
 
 def make_async_engine(
@@ -83,3 +89,57 @@ def _sleep(seconds: float) -> None:
         await_only(asyncio.sleep(seconds))
     else:
         time.sleep(seconds)
+
+
+if ASYNC:
+    UNFINISHED: set[asyncio.Future[Any]] = set()
+
+    async def to_the_end(work: Awaitable[T]) -> T:
+        """Await ``work`` (one read, or one write with its retries) in a task of its own that a
+        cancelled caller does not interrupt: the caller's CancelledError is raised at once,
+        while the statement runs to its commit or rollback and its connection goes back to
+        the pool clean. (A cancel landing inside a driver call would leave old or new too,
+        but SQLAlchemy then discards the connection mid-protocol, which aiosqlite and
+        aiomysql do not survive cleanly.)"""
+        task = asyncio.ensure_future(work)
+        UNFINISHED.add(task)
+        task.add_done_callback(finished)
+        return await asyncio.shield(task)
+
+    async def settle() -> None:
+        """Wait for the work cancelled callers left running on this event loop."""
+        loop = asyncio.get_running_loop()
+        mine = [t for t in UNFINISHED if t.get_loop() is loop]
+        if mine:
+            await asyncio.gather(*mine, return_exceptions=True)
+
+    def finished(task: asyncio.Future[Any]) -> None:
+        UNFINISHED.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a cancelled caller no longer waits for it
+else:
+
+    def to_the_end(work: T) -> T:
+        """The sync twin is never cancelled mid-call: the work has already run."""
+        return work
+
+
+async def on_connection(conn: AsyncConnection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL) on ``conn``."""
+    if ASYNC:  # through ``run_sync``, in SQLAlchemy's greenlet
+        return await conn.run_sync(fn, *args, **kw)
+    else:
+        return fn(conn, *args, **kw)
+
+
+MEMORY_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def memory_lock(engine: AsyncEngine) -> asyncio.Lock:
+    """One lock per ``:memory:`` engine: its one shared connection serves one caller at a
+    time."""
+    if ASYNC:
+        key = engine.sync_engine
+    else:
+        key = engine
+    return MEMORY_LOCKS.setdefault(key, asyncio.Lock())

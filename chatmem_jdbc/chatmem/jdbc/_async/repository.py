@@ -10,16 +10,12 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
-from datetime import datetime, timezone
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from functools import partial
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from chatmem.core import Message, SchemaMode
@@ -36,20 +32,24 @@ from chatmem.core.backend import (
 
 from .._codec import from_row, to_row
 from .._config import JdbcConfig, layout_of
-from .._dialects import SqlDialect, async_dialect_for
-from .._drivers import require_sql_driver
-from .._errors import translate_errors
-from .._schema import Tables, build_tables, is_create_race, schema_sql, schema_statements
-from .._statements import Statements, build_statements
-from .engine import make_async_engine
-from .fast import AsyncFastPath, fast_path_for
+from .._native._async.fast import AsyncFastPath, fast_path_for
+from .._native.dialects import SqlDialect, async_dialect_for
+from .._native.drivers import require_sql_driver
+from .._plan import Statements, build_statements
+from .._schema import Tables, build_tables, schema_sql, schema_statements
+from .engine import make_async_engine, memory_lock, settle, to_the_end
+from .schema_ops import AsyncJdbcSchemaOps
+from .transactions import AsyncJdbcTransactions, now
 
 ASYNC = True
 
-T = TypeVar("T")
 
-
-class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
+class AsyncJdbcChatMemoryRepository(
+    AsyncJdbcSchemaOps,
+    AsyncJdbcTransactions,
+    AsyncOwnedClientMixin,
+    AsyncBaseChatMemoryRepository,
+):
     """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle (the blocking
     twin serves all five; the non-blocking one the first three, and the others raise
     ``InvalidArgumentError``).
@@ -107,7 +107,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         url = self.engine.url
         memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
         self._serial: AbstractAsyncContextManager[Any] = (
-            _memory_lock(self.engine) if memory else nullcontext()
+            memory_lock(self.engine) if memory else nullcontext()
         )
         mode = self.config.initialize_schema
         self._schema_check = AsyncSchemaCheck(
@@ -124,10 +124,10 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     async def close(self) -> None:
         """Dispose the engine this repository made (a given one stays open)."""
         if ASYNC:
-            # first wait for the work cancelled callers left running (``_to_the_end``):
+            # first wait for the work cancelled callers left running (``to_the_end``):
             # disposed under it, their connections would be cut off mid-transaction (on
             # SQLite the file then stayed locked until the garbage collector found them)
-            await _settle()
+            await settle()
         await super().close()
 
     async def _initialize(self) -> None:
@@ -195,45 +195,8 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
         to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
         write lock is taken up front, so no connection has to upgrade a read lock, which
         SQLite refuses at once with "database is locked"); servers retry a lost race."""
-        await _to_the_end(self._create_schema())
+        await to_the_end(self._create_schema())
         self._schema_check.passed()
-
-    async def _create_schema(self) -> bool:
-        what = "creating the chat memory schema"
-        with translate_errors(what):
-            async with self._serial:
-                if self.dialect.embedded:
-                    return await async_retry(self._create_in_transaction, what=what)
-                return await async_retry(
-                    self._create_on_server, attempts=5, what=what, retry_on=is_create_race
-                )
-
-    async def _create_in_transaction(self) -> bool | None:
-        try:
-            async with self._transaction() as conn:
-                await _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
-            return True
-        except DBAPIError as exc:
-            if self.dialect.is_retryable(exc) or is_create_race(exc):
-                return None
-            raise
-
-    async def _create_on_server(self) -> bool:
-        async with self.engine.begin() as conn:
-            await _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
-        return True
-
-    async def _missing_tables(self) -> list[str]:
-        """The tables of this repository that the database lacks (``"never"`` mode check)."""
-        return await _to_the_end(self._find_missing_tables())
-
-    async def _find_missing_tables(self) -> list[str]:
-        names = (self.tables.conversations.name, self.tables.messages.name)
-        what = "checking the chat memory schema"
-        with translate_errors(what):
-            async with self._serial, self.engine.connect() as conn:
-                present = await _on_connection(conn, _present_tables, names)
-        return [f"table {n}" for n in names if n not in present]
 
     # -- hooks -----------------------------------------------------------------------
     async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -270,7 +233,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     async def _find_last(self, cid: str, n: int) -> list[Message]:
         if self._fast is not None:
             await self._schema_check()
-            return (await _to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
+            return (await to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
         params = {"cid": cid, "n": n}
         rows = await self._read(
             lambda conn: self._rows(conn, self._sql.find_last, params), "reading"
@@ -280,7 +243,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
     async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
             await self._schema_check()
-            return await _to_the_end(self._fast_read(self._fast, cid, non_system_limit))
+            return await to_the_end(self._fast_read(self._fast, cid, non_system_limit))
         return await self._read(
             lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
         )
@@ -308,7 +271,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
             await conn.execute(
                 sa.update(c)
                 .where(c.c.conversation_id == cid)
-                .values(next_position=len(messages), updated_at=_now())
+                .values(next_position=len(messages), updated_at=now())
             )
             await self._insert(conn, cid, 0, messages)
 
@@ -332,7 +295,7 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
                 async with self._serial:
                     return await fast.append(cid, messages, trim_to) or None
 
-            await _to_the_end(async_retry(attempt, what="appending"))
+            await to_the_end(async_retry(attempt, what="appending"))
             return
         if self._append_sql is not None:
             rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
@@ -368,186 +331,6 @@ class AsyncJdbcChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRe
 
         await self._write(write, "updating the window")
 
-    # -- helpers ---------------------------------------------------------------------
-    async def _lock_or_create(
-        self, conn: AsyncConnection, cid: str, next_position: int
-    ) -> int | None:
-        """Lock the conversation row and return its next position, or create it with
-        ``next_position`` and return None (a duplicate-key race retries the transaction)."""
-        result = await conn.execute(self._lock_sql, {"cid": cid})
-        current = result.scalar_one_or_none()
-        if current is not None:
-            return int(current)
-        await conn.execute(
-            sa.insert(self.tables.conversations).values(
-                conversation_id=cid, next_position=next_position, updated_at=_now()
-            )
-        )
-        return None
-
-    async def _reserve(self, conn: AsyncConnection, cid: str, count: int) -> int:
-        """Reserve ``count`` positions under the row lock; the first one reserved."""
-        if self._reserve_sql is not None:
-            params = {"cid": cid, "k": count, "now": _now()}
-            result = await conn.execute(self._reserve_sql, params)
-            return self.dialect.reserved_position(result) - count
-        current = await self._lock_or_create(conn, cid, count)
-        if current is None:
-            return 0
-        c = self.tables.conversations
-        await conn.execute(
-            sa.update(c)
-            .where(c.c.conversation_id == cid)
-            .values(next_position=current + count, updated_at=_now())
-        )
-        return current
-
-    async def _insert(
-        self, conn: AsyncConnection, cid: str, start: int, messages: Sequence[Message]
-    ) -> None:
-        rows = [to_row(cid, start + i, msg) for i, msg in enumerate(messages)]
-        await conn.execute(self._sql.insert_messages, rows)
-
-    async def _trim(self, conn: AsyncConnection, cid: str, keep: int) -> None:
-        """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
-        result = await conn.execute(self._sql.trim_cut, {"cid": cid, "skip": keep - 1})
-        cut = result.scalar_one_or_none()
-        if cut is not None:
-            await conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": cut})
-
-    async def _drop_if_empty(self, conn: AsyncConnection, cid: str) -> None:
-        result = await conn.execute(self._sql.any_left, {"cid": cid})
-        if result.first() is None:
-            await conn.execute(self._sql.delete_conversation, {"cid": cid})
-
-    async def _read(self, fn: Callable[[AsyncConnection], Awaitable[T]], what: str) -> T:
-        await self._schema_check()
-        return await _to_the_end(self._run_read(fn, what))
-
-    async def _run_read(self, fn: Callable[[AsyncConnection], Awaitable[T]], what: str) -> T:
-        with translate_errors(what):
-            async with self._serial, self.engine.connect() as conn:
-                if self.dialect.read_isolation is not None:
-                    await conn.execution_options(isolation_level=self.dialect.read_isolation)
-                return await fn(conn)
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[AsyncConnection]:
-        """A connection inside a write transaction, committed on success: the dialect's
-        ``write_begin`` on an autocommit connection (SQLite: BEGIN IMMEDIATE), else the
-        driver's own BEGIN."""
-        begin = self.dialect.write_begin
-        if begin is None:
-            async with self.engine.begin() as conn:
-                yield conn
-            return
-        async with self.engine.connect() as raw:
-            conn = await raw.execution_options(isolation_level="AUTOCOMMIT")
-            await conn.exec_driver_sql(begin)
-            try:
-                yield conn
-            except BaseException:
-                if not conn.invalidated:  # SQLAlchemy drops a connection a cancel cut off
-                    await conn.exec_driver_sql("ROLLBACK")
-                raise
-            await conn.exec_driver_sql("COMMIT")
-
-    async def _write(self, fn: Callable[[AsyncConnection], Awaitable[None]], what: str) -> None:
-        """Run ``fn`` in a write transaction, re-run when it lost a race."""
-        await self._schema_check()
-
-        async def attempt() -> bool:
-            async with self._serial, self._transaction() as conn:
-                await fn(conn)
-            return True
-
-        await self._retried(attempt, what)
-
-    async def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
-        """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
-        round trips); re-run when it lost a race."""
-        await self._schema_check()
-
-        async def attempt() -> bool:
-            async with self._serial, self.engine.connect() as conn:
-                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-                await auto.execute(stmt, params)
-            return True
-
-        await self._retried(attempt, what)
-
-    async def _retried(self, attempt: Callable[[], Awaitable[bool]], what: str) -> None:
-        """Core's retry on the dialect's lost-race errors (duplicate key, deadlock...)."""
-
-        def lost_race(exc: Exception) -> bool:
-            return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
-
-        with translate_errors(what):
-            await _to_the_end(async_retry(attempt, what=what, retry_on=lost_race))
-
-
-if ASYNC:
-    _UNFINISHED: set[asyncio.Future[Any]] = set()
-
-    async def _to_the_end(work: Awaitable[T]) -> T:
-        """Await ``work`` (one read, or one write with its retries) in a task of its own that a
-        cancelled caller does not interrupt: the caller's CancelledError is raised at once,
-        while the statement runs to its commit or rollback and its connection goes back to
-        the pool clean. (A cancel landing inside a driver call would leave old or new too,
-        but SQLAlchemy then discards the connection mid-protocol, which aiosqlite and
-        aiomysql do not survive cleanly.)"""
-        task = asyncio.ensure_future(work)
-        _UNFINISHED.add(task)
-        task.add_done_callback(_finished)
-        return await asyncio.shield(task)
-
-    async def _settle() -> None:
-        """Wait for the work cancelled callers left running on this event loop."""
-        loop = asyncio.get_running_loop()
-        mine = [t for t in _UNFINISHED if t.get_loop() is loop]
-        if mine:
-            await asyncio.gather(*mine, return_exceptions=True)
-
-    def _finished(task: asyncio.Future[Any]) -> None:
-        _UNFINISHED.discard(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: a cancelled caller no longer waits for it
-else:
-
-    def _to_the_end(work: T) -> T:
-        """The sync twin is never cancelled mid-call: the work has already run."""
-        return work
-
-
-async def _on_connection(conn: AsyncConnection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
-    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL) on ``conn``."""
-    if ASYNC:  # through ``run_sync``, in SQLAlchemy's greenlet
-        return await conn.run_sync(fn, *args, **kw)
-    else:
-        return fn(conn, *args, **kw)
-
-
-def _present_tables(conn: Any, names: Sequence[str]) -> set[str]:
-    inspector = sa.inspect(conn)
-    return {n for n in names if inspector.has_table(n)}
-
-
-_MEMORY_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
-
-
-def _memory_lock(engine: AsyncEngine) -> asyncio.Lock:
-    """One lock per ``:memory:`` engine: its one shared connection serves one caller at a
-    time."""
-    if ASYNC:
-        key = engine.sync_engine
-    else:
-        key = engine
-    return _MEMORY_LOCKS.setdefault(key, asyncio.Lock())
-
 
 def _position(message: Message) -> int:
     return message.position or 0
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)

@@ -14,34 +14,23 @@ MariaDB/MySQL (Spring's scripts for the others are not followed here).
 """
 
 # The SQL below is built from the table name, a validated SQL identifier, never user text.
-# ruff: noqa: S608
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import nullcontext
-from datetime import datetime, timezone
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from chatmem.core import (
-    AssistantMessage,
-    Message,
-    SchemaMode,
-    SystemMessage,
-    ToolResponseMessage,
-    UserMessage,
-)
+from chatmem.core import Message, SchemaMode
 from chatmem.core.backend import (
     AsyncSchemaCheck,
     ConcurrencyError,
     ConversationIdPage,
     InvalidArgumentError,
     WindowEdit,
-    add_to_window,
     async_owning,
     stamp,
     validate_messages,
@@ -49,22 +38,25 @@ from chatmem.core.backend import (
 )
 
 from .._config import JdbcConfig, without_layout
-from .._dialects import async_dialect_for
 from .._errors import translate_errors
+from .._native.dialects import async_dialect_for
+from .._native.spring_ai import (
+    SPRING_AI_INITIALIZE_SCHEMA,
+    SPRING_AI_TABLE_NAME,
+    decode,
+    exact_edit,
+    flavour_of,
+    lossy_of,
+    naive_utc,
+    spring_ai_schema,
+    statements,
+    stripped,
+    would_lose,
+)
 from .engine import make_async_engine
 from .repository import AsyncJdbcChatMemoryRepository
 
 ASYNC = True
-
-SPRING_AI_TABLE_NAME = "SPRING_AI_CHAT_MEMORY"
-"""Spring AI's table (2.0.1 hard-codes it: another name is for chatmem readers only)."""
-SPRING_AI_INITIALIZE_SCHEMA: SchemaMode = "embedded"
-"""Spring Boot's ``spring.ai.chat.memory.repository.jdbc.initialize-schema`` default: create
-the table on embedded databases only, so on a server the table must exist already."""
-LOSSY = ("tool_calls", "tool_responses", "media", "metadata")
-"""What a write may drop when named in ``lossy`` (each is refused otherwise)."""
-
-_TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
 
 
 class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
@@ -90,17 +82,17 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         initialize_schema: SchemaMode | bool = SPRING_AI_INITIALIZE_SCHEMA,
         lossy: Iterable[str] = (),
     ) -> None:
-        self.lossy = _lossy(lossy)
+        self.lossy = lossy_of(lossy)
         super().__init__(engine, table_name=table_name, initialize_schema=initialize_schema)
 
     def _setup(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.dialect = async_dialect_for(engine.dialect.name)
-        self._flavour = _flavour(engine.dialect.name)
+        self._flavour = flavour_of(engine.dialect.name)
         self._fast = None
         self._serial = nullcontext()
         self._table = self.config.table_name
-        self._q = _statements(self._table, self._flavour)
+        self._q = statements(self._table, self._flavour)
         where = self.engine.url.render_as_string(hide_password=True)
         self._schema_check = AsyncSchemaCheck(self._missing_tables, f"database {where}", where)
         mode = self.config.initialize_schema
@@ -118,7 +110,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         parameter is dropped); with ``initialize_schema="always"`` the table is created
         before this returns."""
         options.pop("layout", None)
-        _lossy(options.get("lossy", ()))
+        lossy_of(options.get("lossy", ()))
         JdbcConfig(
             table_name=options.get("table_name", SPRING_AI_TABLE_NAME),
             initialize_schema=options.get("initialize_schema", SPRING_AI_INITIALIZE_SCHEMA),
@@ -142,7 +134,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
         """Spring AI's DDL for ``url``, built without a connection."""
-        flavour = _flavour(sa.engine.make_url(url).get_backend_name())
+        flavour = flavour_of(sa.engine.make_url(url).get_backend_name())
         name = options.get("table_name", SPRING_AI_TABLE_NAME)
         JdbcConfig(table_name=name)
         return spring_ai_schema(name, flavour)
@@ -194,7 +186,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
             await self._ensure_initialized()
         new = stamp(msgs)
         await self._edit_window(
-            cid, max_messages + 1, lambda source: _exact_edit(source, new, max_messages)
+            cid, max_messages + 1, lambda source: exact_edit(source, new, max_messages)
         )
 
     def _storable(self, messages: Sequence[Message] | Message, argument: str) -> list[Message]:
@@ -204,7 +196,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
             if not isinstance(m, Message):
                 out.append(m)  # the base class names the bad element
                 continue
-            lost = _would_lose(m)
+            lost = would_lose(m)
             refused = [what for what in lost if what not in self.lossy]
             if refused:
                 raise InvalidArgumentError(
@@ -215,7 +207,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
             if "tool_calls" in lost or "tool_responses" in lost:
                 continue  # dropped whole, as Spring's saveAll drops them
             if lost:
-                m = _stripped(m)
+                m = stripped(m)
             if m.text is None:
                 raise InvalidArgumentError(f"{argument}[{i}]", "has no text (content is NOT NULL)")
             out.append(m)
@@ -238,13 +230,13 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
 
     async def _find(self, cid: str) -> list[Message]:
         async def rows(conn: AsyncConnection) -> list[Message]:
-            return _decode(await conn.execute(self._q["find"], {"cid": cid}))
+            return decode(await conn.execute(self._q["find"], {"cid": cid}))
 
         return await self._read(rows, "reading")
 
     async def _find_last(self, cid: str, n: int) -> list[Message]:
         async def rows(conn: AsyncConnection) -> list[Message]:
-            return _decode(await conn.execute(self._q["find_last"], {"cid": cid, "n": n}))
+            return decode(await conn.execute(self._q["find_last"], {"cid": cid, "n": n}))
 
         return (await self._read(rows, "reading"))[::-1]
 
@@ -252,7 +244,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         params = {"cid": cid, "n": non_system_limit}
 
         async def rows(conn: AsyncConnection) -> list[Message]:
-            return _decode(await conn.execute(self._q["window"], params))
+            return decode(await conn.execute(self._q["window"], params))
 
         return await self._read(rows, "reading the window")
 
@@ -282,7 +274,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         async def write(conn: AsyncConnection) -> None:
             start = await self._next(conn, cid)
             params = {"cid": cid, "n": non_system_limit}
-            edit = plan(_decode(await conn.execute(self._q["window"], params)))
+            edit = plan(decode(await conn.execute(self._q["window"], params)))
             if edit.delete_positions:
                 positions = sorted(edit.delete_positions)
                 await conn.execute(self._q["delete_at"], {"cid": cid, "positions": positions})
@@ -343,189 +335,12 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
                 "cid": cid,
                 "content": m.text or "",
                 "type": m.message_type.value.upper(),
-                "ts": _naive_utc(m.created_at),
+                "ts": naive_utc(m.created_at),
                 "seq": start + i,
             }
             for i, m in enumerate(messages)
         ]
         await conn.execute(self._q["insert"], rows)
-
-
-def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
-    """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql`` or
-    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too)."""
-    if flavour == "postgresql":
-        ts = '"timestamp"'
-        create = (
-            f"CREATE TABLE IF NOT EXISTS {table} (\n"
-            "    conversation_id VARCHAR(36) NOT NULL,\n"
-            "    content TEXT NOT NULL,\n"
-            "    type VARCHAR(10) NOT NULL"
-            " CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL')),\n"
-            f"    {ts} TIMESTAMP NOT NULL,\n"
-            "    sequence_id BIGINT NOT NULL\n"
-            ")"
-        )
-    else:
-        ts = "`timestamp`"
-        create = (
-            f"CREATE TABLE IF NOT EXISTS {table} (\n"
-            "    conversation_id VARCHAR(36) NOT NULL,\n"
-            "    content TEXT NOT NULL,\n"
-            "    type VARCHAR(10) NOT NULL,\n"
-            f"    {ts} TIMESTAMP NOT NULL,\n"
-            "    sequence_id BIGINT NOT NULL,\n"
-            "    CONSTRAINT TYPE_CHECK CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL'))\n"
-            ")"
-        )
-    return [
-        create,
-        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_TIMESTAMP_IDX\n"
-        f"ON {table}(conversation_id, {ts})",
-        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_SEQUENCE_ID_IDX\n"
-        f"ON {table}(conversation_id, sequence_id)",
-    ]
-
-
-def _lossy(lossy: Iterable[str]) -> frozenset[str]:
-    if isinstance(lossy, str):
-        lossy = (lossy,)
-    names = frozenset(lossy)
-    unknown = sorted(names - set(LOSSY))
-    if unknown:
-        raise InvalidArgumentError(
-            "lossy", f"unknown {', '.join(unknown)} (known: {', '.join(LOSSY)})"
-        )
-    return names
-
-
-def _would_lose(m: Message) -> list[str]:
-    lost = []
-    if isinstance(m, AssistantMessage) and m.tool_calls:
-        lost.append("tool_calls")
-    if isinstance(m, ToolResponseMessage):
-        lost.append("tool_responses")
-    if m.media:
-        lost.append("media")
-    if m.metadata:
-        lost.append("metadata")
-    return lost
-
-
-def _stripped(m: Message) -> Message:
-    """``m`` without media and metadata (what the table cannot hold)."""
-    return dataclasses.replace(m, media=(), metadata={})
-
-
-def _exact_edit(source: list[Message], new: Sequence[Message], max_messages: int) -> WindowEdit:
-    """The edit that leaves exactly the window after adding ``new`` (Spring's rule, from
-    ``source``: every system message plus at least the last ``max_messages + 1`` others)."""
-    result = add_to_window(source, new, max_messages)
-    kept = {id(m) for m in result}
-    fresh = {id(m) for m in new}
-    gone = frozenset(m.position for m in source if id(m) not in kept and m.position is not None)
-    others = [
-        m.position for m in source if not isinstance(m, SystemMessage) and m.position is not None
-    ]
-    return WindowEdit(
-        delete_positions=gone,
-        delete_non_system_below=min(others) if others else None,  # older than the read
-        append=tuple(m for m in result if id(m) in fresh),
-    )
-
-
-def _naive_utc(ts: datetime | None) -> datetime:
-    ts = ts or datetime.now(timezone.utc)
-    return ts.astimezone(timezone.utc).replace(tzinfo=None)
-
-
-def _decode(result: Any) -> list[Message]:
-    """Rows ``(content, type, timestamp, sequence_id)`` as messages; TOOL rows are skipped,
-    as Spring's reader skips them."""
-    out: list[Message] = []
-    for content, kind, ts, seq in result:
-        cls = _TYPES.get(kind)
-        if cls is None:
-            continue
-        message = cls(content)
-        out.append(
-            message.with_store_fields(created_at=ts.replace(tzinfo=timezone.utc), position=seq)
-        )
-    return out
-
-
-def _flavour(backend: str) -> str:
-    """``"postgresql"`` or ``"mysql"`` (MariaDB too): the databases this layout runs on."""
-    if backend.startswith("postgres"):
-        return "postgresql"
-    if backend in ("mysql", "mariadb"):
-        return "mysql"
-    raise InvalidArgumentError(
-        "url", f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
-    )
-
-
-def _statements(table: str, flavour: str) -> dict[str, Any]:
-    """The SQL of this layout for ``table`` (a validated identifier, never user text)."""
-    t = table
-    if flavour == "postgresql":
-        cols = 'content, type, "timestamp", sequence_id'
-        ts = '"timestamp"'
-        special = {
-            "exists": sa.text("SELECT to_regclass(:name)").bindparams(name=t.lower()),
-            "lock": sa.text("SELECT pg_advisory_xact_lock(hashtext(:cid))"),
-        }
-    else:
-        cols = "content, type, `timestamp`, sequence_id"
-        ts = "`timestamp`"
-        special = {
-            "exists": sa.text(
-                "SELECT table_name FROM information_schema.tables"
-                " WHERE table_schema = DATABASE() AND table_name = :name"
-            ).bindparams(name=t),
-            # one lock name per conversation (ids are at most 36 characters: under 64)
-            "lock": sa.text("SELECT GET_LOCK(CONCAT('chatmem-spring:', :cid), 60)"),
-            "unlock": sa.text("SELECT RELEASE_LOCK(CONCAT('chatmem-spring:', :cid))"),
-        }
-    return {
-        **special,
-        "next": sa.text(
-            f"SELECT COALESCE(MAX(sequence_id), -1) + 1 FROM {t} WHERE conversation_id = :cid"
-        ),
-        "find": sa.text(
-            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid ORDER BY sequence_id"
-        ),
-        "find_last": sa.text(
-            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid"
-            " ORDER BY sequence_id DESC LIMIT :n"
-        ),
-        # every system message plus the last n others, oldest first
-        "window": sa.text(
-            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid AND (type = 'SYSTEM'"
-            f" OR sequence_id >= (SELECT MIN(sequence_id) FROM (SELECT sequence_id FROM {t}"
-            " WHERE conversation_id = :cid AND type <> 'SYSTEM'"
-            " ORDER BY sequence_id DESC LIMIT :n) AS tail)) ORDER BY sequence_id"
-        ),
-        "insert": sa.text(
-            f"INSERT INTO {t} (conversation_id, content, type, {ts}, sequence_id)"
-            " VALUES (:cid, :content, :type, :ts, :seq)"
-        ),
-        "delete": sa.text(f"DELETE FROM {t} WHERE conversation_id = :cid"),
-        "delete_at": sa.text(
-            f"DELETE FROM {t} WHERE conversation_id = :cid AND sequence_id IN :positions"
-        ).bindparams(sa.bindparam("positions", expanding=True)),
-        "delete_below": sa.text(
-            f"DELETE FROM {t} WHERE conversation_id = :cid AND type <> 'SYSTEM'"
-            " AND sequence_id < :below"
-        ),
-        "ids_first": sa.text(
-            f"SELECT DISTINCT conversation_id FROM {t} ORDER BY conversation_id LIMIT :n"
-        ),
-        "ids_after": sa.text(
-            f"SELECT DISTINCT conversation_id FROM {t} WHERE conversation_id > :after"
-            " ORDER BY conversation_id LIMIT :n"
-        ),
-    }
 
 
 # the layout ``AsyncJdbcChatMemoryRepository.from_url(url, layout="spring-ai")`` builds

@@ -1,20 +1,25 @@
 # Generated from chatmem_jdbc/chatmem/jdbc/_async/engine.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
-"""This twin's engine factory, with the settings chat memory needs. The I/O-free parts both
-twins share (default drivers, WAL hook, idle pings) are in ``_engine_setup.py``.
+"""This twin's engine factory, with the settings chat memory needs, and how work runs on an
+engine (to its end, whatever happens to its caller; one caller at a time on ``:memory:``).
+The I/O-free parts both twins share (default drivers, WAL hook, idle pings) are in
+``_connect.py``.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine, create_engine
+from sqlalchemy.engine import Connection, Engine, create_engine
 
 from chatmem.core import MissingDependencyError
 
-from .._engine_setup import (
+from .._connect import (
     DRIVER_EXTRAS,
     IDLE_PING_SECONDS,
     allow_multi_statements,
@@ -25,6 +30,8 @@ from .._engine_setup import (
     sqlite_options,
     sqlite_wal,
 )
+
+T = TypeVar("T")
 
 
 def make_engine(
@@ -68,3 +75,23 @@ def make_engine(
 def _sleep(seconds: float) -> None:
     """Wait inside a pool event (the WAL set-up's retries)."""
     time.sleep(seconds)
+
+
+def to_the_end(work: T) -> T:
+    """The sync twin is never cancelled mid-call: the work has already run."""
+    return work
+
+
+def on_connection(conn: Connection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL) on ``conn``."""
+    return fn(conn, *args, **kw)
+
+
+MEMORY_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+
+
+def memory_lock(engine: Engine) -> threading.Lock:
+    """One lock per ``:memory:`` engine: its one shared connection serves one caller at a
+    time."""
+    key = engine
+    return MEMORY_LOCKS.setdefault(key, threading.Lock())

@@ -12,17 +12,13 @@ position)`` index. A lost race (duplicate key, deadlock) rolls back and retries.
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import datetime, timezone
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from functools import partial
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import DBAPIError
 
 from chatmem.core import Message, SchemaMode
 from chatmem.core.backend import (
@@ -38,18 +34,22 @@ from chatmem.core.backend import (
 
 from .._codec import from_row, to_row
 from .._config import JdbcConfig, layout_of
-from .._dialects import SqlDialect, dialect_for
-from .._drivers import require_sql_driver
-from .._errors import translate_errors
-from .._schema import Tables, build_tables, is_create_race, schema_sql, schema_statements
-from .._statements import Statements, build_statements
-from .engine import make_engine
-from .fast import FastPath, fast_path_for
+from .._native._sync.fast import FastPath, fast_path_for
+from .._native.dialects import SqlDialect, dialect_for
+from .._native.drivers import require_sql_driver
+from .._plan import Statements, build_statements
+from .._schema import Tables, build_tables, schema_sql, schema_statements
+from .engine import make_engine, memory_lock, to_the_end
+from .schema_ops import JdbcSchemaOps
+from .transactions import JdbcTransactions, now
 
-T = TypeVar("T")
 
-
-class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
+class JdbcChatMemoryRepository(
+    JdbcSchemaOps,
+    JdbcTransactions,
+    OwnedClientMixin,
+    BaseChatMemoryRepository,
+):
     """Chat memory in SQLite, PostgreSQL, MySQL/MariaDB, SQL Server or Oracle (the blocking
     twin serves all five; the non-blocking one the first three, and the others raise
     ``InvalidArgumentError``).
@@ -104,7 +104,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         url = self.engine.url
         memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
         self._serial: AbstractContextManager[Any] = (
-            _memory_lock(self.engine) if memory else nullcontext()
+            memory_lock(self.engine) if memory else nullcontext()
         )
         mode = self.config.initialize_schema
         self._schema_check = SchemaCheck(
@@ -179,41 +179,8 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         to do it. SQLite checks and creates inside one BEGIN IMMEDIATE transaction (the
         write lock is taken up front, so no connection has to upgrade a read lock, which
         SQLite refuses at once with "database is locked"); servers retry a lost race."""
-        _to_the_end(self._create_schema())
+        to_the_end(self._create_schema())
         self._schema_check.passed()
-
-    def _create_schema(self) -> bool:
-        what = "creating the chat memory schema"
-        with translate_errors(what), self._serial:
-            if self.dialect.embedded:
-                return retry(self._create_in_transaction, what=what)
-            return retry(self._create_on_server, attempts=5, what=what, retry_on=is_create_race)
-
-    def _create_in_transaction(self) -> bool | None:
-        try:
-            with self._transaction() as conn:
-                _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
-            return True
-        except DBAPIError as exc:
-            if self.dialect.is_retryable(exc) or is_create_race(exc):
-                return None
-            raise
-
-    def _create_on_server(self) -> bool:
-        with self.engine.begin() as conn:
-            _on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
-        return True
-
-    def _missing_tables(self) -> list[str]:
-        """The tables of this repository that the database lacks (``"never"`` mode check)."""
-        return _to_the_end(self._find_missing_tables())
-
-    def _find_missing_tables(self) -> list[str]:
-        names = (self.tables.conversations.name, self.tables.messages.name)
-        what = "checking the chat memory schema"
-        with translate_errors(what), self._serial, self.engine.connect() as conn:
-            present = _on_connection(conn, _present_tables, names)
-        return [f"table {n}" for n in names if n not in present]
 
     # -- hooks -----------------------------------------------------------------------
     def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
@@ -246,7 +213,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _find_last(self, cid: str, n: int) -> list[Message]:
         if self._fast is not None:
             self._schema_check()
-            return (_to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
+            return (to_the_end(self._fast_last(self._fast, cid, n)))[::-1]
         params = {"cid": cid, "n": n}
         rows = self._read(lambda conn: self._rows(conn, self._sql.find_last, params), "reading")
         return rows[::-1]
@@ -254,7 +221,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         if self._fast is not None:
             self._schema_check()
-            return _to_the_end(self._fast_read(self._fast, cid, non_system_limit))
+            return to_the_end(self._fast_read(self._fast, cid, non_system_limit))
         return self._read(
             lambda conn: self._window_rows(conn, cid, non_system_limit), "reading the window"
         )
@@ -280,7 +247,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
             conn.execute(
                 sa.update(c)
                 .where(c.c.conversation_id == cid)
-                .values(next_position=len(messages), updated_at=_now())
+                .values(next_position=len(messages), updated_at=now())
             )
             self._insert(conn, cid, 0, messages)
 
@@ -304,7 +271,7 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
                 with self._serial:
                     return fast.append(cid, messages, trim_to) or None
 
-            _to_the_end(retry(attempt, what="appending"))
+            to_the_end(retry(attempt, what="appending"))
             return
         if self._append_sql is not None:
             rows = [to_row(cid, i, msg) for i, msg in enumerate(messages)]
@@ -340,147 +307,6 @@ class JdbcChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
         self._write(write, "updating the window")
 
-    # -- helpers ---------------------------------------------------------------------
-    def _lock_or_create(self, conn: Connection, cid: str, next_position: int) -> int | None:
-        """Lock the conversation row and return its next position, or create it with
-        ``next_position`` and return None (a duplicate-key race retries the transaction)."""
-        result = conn.execute(self._lock_sql, {"cid": cid})
-        current = result.scalar_one_or_none()
-        if current is not None:
-            return int(current)
-        conn.execute(
-            sa.insert(self.tables.conversations).values(
-                conversation_id=cid, next_position=next_position, updated_at=_now()
-            )
-        )
-        return None
-
-    def _reserve(self, conn: Connection, cid: str, count: int) -> int:
-        """Reserve ``count`` positions under the row lock; the first one reserved."""
-        if self._reserve_sql is not None:
-            params = {"cid": cid, "k": count, "now": _now()}
-            result = conn.execute(self._reserve_sql, params)
-            return self.dialect.reserved_position(result) - count
-        current = self._lock_or_create(conn, cid, count)
-        if current is None:
-            return 0
-        c = self.tables.conversations
-        conn.execute(
-            sa.update(c)
-            .where(c.c.conversation_id == cid)
-            .values(next_position=current + count, updated_at=_now())
-        )
-        return current
-
-    def _insert(self, conn: Connection, cid: str, start: int, messages: Sequence[Message]) -> None:
-        rows = [to_row(cid, start + i, msg) for i, msg in enumerate(messages)]
-        conn.execute(self._sql.insert_messages, rows)
-
-    def _trim(self, conn: Connection, cid: str, keep: int) -> None:
-        """Drop non-system rows older than the newest ``keep`` (they can never be shown)."""
-        result = conn.execute(self._sql.trim_cut, {"cid": cid, "skip": keep - 1})
-        cut = result.scalar_one_or_none()
-        if cut is not None:
-            conn.execute(self._sql.delete_non_system_below, {"cid": cid, "below": cut})
-
-    def _drop_if_empty(self, conn: Connection, cid: str) -> None:
-        result = conn.execute(self._sql.any_left, {"cid": cid})
-        if result.first() is None:
-            conn.execute(self._sql.delete_conversation, {"cid": cid})
-
-    def _read(self, fn: Callable[[Connection], T], what: str) -> T:
-        self._schema_check()
-        return _to_the_end(self._run_read(fn, what))
-
-    def _run_read(self, fn: Callable[[Connection], T], what: str) -> T:
-        with translate_errors(what), self._serial, self.engine.connect() as conn:
-            if self.dialect.read_isolation is not None:
-                conn.execution_options(isolation_level=self.dialect.read_isolation)
-            return fn(conn)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[Connection]:
-        """A connection inside a write transaction, committed on success: the dialect's
-        ``write_begin`` on an autocommit connection (SQLite: BEGIN IMMEDIATE), else the
-        driver's own BEGIN."""
-        begin = self.dialect.write_begin
-        if begin is None:
-            with self.engine.begin() as conn:
-                yield conn
-            return
-        with self.engine.connect() as raw:
-            conn = raw.execution_options(isolation_level="AUTOCOMMIT")
-            conn.exec_driver_sql(begin)
-            try:
-                yield conn
-            except BaseException:
-                if not conn.invalidated:  # SQLAlchemy drops a connection a cancel cut off
-                    conn.exec_driver_sql("ROLLBACK")
-                raise
-            conn.exec_driver_sql("COMMIT")
-
-    def _write(self, fn: Callable[[Connection], None], what: str) -> None:
-        """Run ``fn`` in a write transaction, re-run when it lost a race."""
-        self._schema_check()
-
-        def attempt() -> bool:
-            with self._serial, self._transaction() as conn:
-                fn(conn)
-            return True
-
-        self._retried(attempt, what)
-
-    def _write_statement(self, stmt: Any, params: dict[str, Any], what: str) -> None:
-        """Run one self-contained write statement in autocommit mode (no BEGIN or COMMIT
-        round trips); re-run when it lost a race."""
-        self._schema_check()
-
-        def attempt() -> bool:
-            with self._serial, self.engine.connect() as conn:
-                auto = conn.execution_options(isolation_level="AUTOCOMMIT")
-                auto.execute(stmt, params)
-            return True
-
-        self._retried(attempt, what)
-
-    def _retried(self, attempt: Callable[[], bool], what: str) -> None:
-        """Core's retry on the dialect's lost-race errors (duplicate key, deadlock...)."""
-
-        def lost_race(exc: Exception) -> bool:
-            return isinstance(exc, DBAPIError) and self.dialect.is_retryable(exc)
-
-        with translate_errors(what):
-            _to_the_end(retry(attempt, what=what, retry_on=lost_race))
-
-
-def _to_the_end(work: T) -> T:
-    """The sync twin is never cancelled mid-call: the work has already run."""
-    return work
-
-
-def _on_connection(conn: Connection, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
-    """Run ``fn(sync_connection, ...)`` (SQLAlchemy's inspector and DDL) on ``conn``."""
-    return fn(conn, *args, **kw)
-
-
-def _present_tables(conn: Any, names: Sequence[str]) -> set[str]:
-    inspector = sa.inspect(conn)
-    return {n for n in names if inspector.has_table(n)}
-
-
-_MEMORY_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
-
-
-def _memory_lock(engine: Engine) -> threading.Lock:
-    """One lock per ``:memory:`` engine: its one shared connection serves one caller at a
-    time."""
-    key = engine
-    return _MEMORY_LOCKS.setdefault(key, threading.Lock())
-
 
 def _position(message: Message) -> int:
     return message.position or 0
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)

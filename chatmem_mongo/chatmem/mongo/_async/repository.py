@@ -2,7 +2,8 @@
 
 Each twin is on PyMongo's own client of its kind (the blocking one, or the non-blocking one:
 no thread per call). The pure parts (the snapshot cache, the trim, the document shape and
-codec) live once, in ``_snapshots.py``, ``_schema.py`` and ``_codec.py``.
+codec) live once, in ``_native/snapshots.py``, ``_schema.py`` and ``_codec.py``; the
+document's reads and compare-and-set writes in ``documents.py``.
 
 Why one document per conversation, rewritten with compare-and-set:
 
@@ -50,7 +51,7 @@ from typing import Any
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import ConfigurationError, DuplicateKeyError, OperationFailure
+from pymongo.errors import ConfigurationError, DuplicateKeyError
 
 from chatmem.core import Message
 from chatmem.core.backend import (
@@ -60,24 +61,18 @@ from chatmem.core.backend import (
     Capability,
     ConversationIdPage,
     InvalidArgumentError,
-    SchemaError,
     SchemaMode,
     WindowEdit,
     async_owning,
-    async_retry,
 )
 
 from .._codec import from_document, to_document
 from .._config import MongoConfig
 from .._errors import translate_errors
 from .._native.snapshots import (
-    CHUNK,
     Layout,
     Snapshot,
     SnapshotCache,
-    chunk_field,
-    chunks_projection,
-    foreign,
     last,
     layout,
     merge,
@@ -90,7 +85,6 @@ from .._schema import (
     ID,
     LAYOUT_VERSION,
     MESSAGES,
-    NEXT_POSITION,
     POSITION,
     REVISION,
     SYSTEMS,
@@ -99,21 +93,17 @@ from .._schema import (
     conversation_fields,
     index_commands,
 )
+from .documents import HEAD, AsyncMongoDocuments, archive_of, check_document
 from .schema_ops import async_ensure_indexes, async_missing_indexes
 
 ASYNC = True
 
-MAX_ATTEMPTS = 100
-"""Compare-and-set attempts before ConcurrencyError (each failure means another write won)."""
-
-_HEAD = {VERSION: 1, REVISION: 1, NEXT_POSITION: 1, ARCHIVED: 1}
-_SNAPSHOT_FIELDS = {**_HEAD, SYSTEMS: 1, MESSAGES: 1}  # never the archive
 _URL_SCHEMES = ("mongodb://", "mongodb+srv://")
 
-_Change = Callable[[Snapshot | None], tuple[Layout, int]]
 
-
-class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
+class AsyncMongoChatMemoryRepository(
+    AsyncMongoDocuments, AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository
+):
     """Chat memory in a MongoDB collection (default ``ai_chat_memory``).
 
     Pass a ``pymongo`` ``AsyncDatabase``, or the ``AsyncMongoClient`` plus ``database_name``
@@ -217,7 +207,7 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             doc = await self.collection.find_one({ID: cid})
         if doc is None:
             return []
-        _check(doc, cid, self.collection.name)
+        check_document(doc, cid, self.collection.name)
         if doc.get(VERSION) != LAYOUT_VERSION:  # layout 1: every message in one array
             return [from_document(d) for d in doc.get(MESSAGES) or ()]
         archive = doc.get(ARCHIVE) or {}
@@ -240,17 +230,17 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         others, read with projections that fetch nothing more (plus, for a window longer
         than the stored tail, the newest archive chunks by name)."""
         projection = {
-            **_HEAD,
+            **HEAD,
             SYSTEMS: 1 if systems is None else last(SYSTEMS, systems),
             MESSAGES: last(MESSAGES, n),
         }
-        plain = {**_HEAD, SYSTEMS: 1, MESSAGES: 1}  # the tail is at most 2 chunks long
+        plain = {**HEAD, SYSTEMS: 1, MESSAGES: 1}  # the tail is at most 2 chunks long
         await self._schema_check()
         while True:
             doc = await self._find_bounded({ID: cid}, projection, plain)
             if doc is None:
                 return None
-            _check(doc, cid, self.collection.name)
+            check_document(doc, cid, self.collection.name)
             if doc.get(VERSION) != LAYOUT_VERSION:  # layout 1: systems are inline
                 snap = await self._read(cid)
                 if snap is None:
@@ -267,43 +257,6 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             sys_docs = list(doc.get(SYSTEMS) or ())
             return (sys_docs if systems is None else sys_docs[-systems:]), tail
 
-    async def _find_bounded(
-        self, query: dict[str, Any], projection: dict[str, Any], plain: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """``find_one`` with an expression projection; on a server that does not implement
-        them (FerretDB 1.x: code 238), the ``plain`` projection from then on (whole fields,
-        still never the archive), sliced by the caller."""
-        if self._expressions:
-            with translate_errors("read conversation"):
-                try:
-                    found: dict[str, Any] | None = await self.collection.find_one(query, projection)
-                    return found
-                except OperationFailure as exc:
-                    if exc.code != 238 and "not supported" not in str(exc):
-                        raise
-                    self._expressions = False
-        with translate_errors("read conversation"):
-            plain_found: dict[str, Any] | None = await self.collection.find_one(query, plain)
-            return plain_found
-
-    async def _read_chunks(
-        self, cid: str, rev: Any, archived: int, need: int
-    ) -> tuple[int, list[dict[str, Any]]] | None:
-        """The newest archive chunks holding at least ``need`` documents, as (the index of
-        the first, their documents in order); None when the document is no longer ``rev``."""
-        first = max(0, archived - -(-need // CHUNK))
-        doc = await self._find_bounded(
-            {ID: cid, REVISION: rev},
-            {REVISION: 1, **chunks_projection(first, archived)},
-            {REVISION: 1, ARCHIVE: 1},
-        )
-        if doc is None:
-            return None
-        if ARCHIVE in doc:  # read plain: the archive itself, chunks by their index
-            archive = doc[ARCHIVE] or {}
-            doc = {chunk_field(k): archive.get(str(k)) for k in range(first, archived)}
-        return first, [d for k in range(first, archived) for d in doc.get(chunk_field(k)) or ()]
-
     # -- writes ------------------------------------------------------------------------
     async def _save_all(self, cid: str, messages: list[Message]) -> None:
         systems, others = split(to_document(m, i) for i, m in enumerate(messages))
@@ -314,7 +267,7 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
                 **conversation_fields(
                     cid, rev, len(messages), plan.systems, plan.tail, plan.archived
                 ),
-                ARCHIVE: _archive(plan.new_chunks),
+                ARCHIVE: archive_of(plan.new_chunks),
             },
             "$currentDate": {UPDATED_AT: True},
         }
@@ -378,120 +331,6 @@ class AsyncMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
             )
 
         await self._mutate(cid, change, "edit window", non_system_limit)
-
-    # -- compare-and-set machinery -------------------------------------------------------
-    async def _mutate(self, cid: str, change: _Change, what: str, need: int) -> None:
-        """Apply ``change`` to the current document atomically (CAS on ``rev`` + retry);
-        the snapshot holds at least ``need`` non-system documents when the log has them."""
-        snap = self._snapshots.get(cid)
-        stale = snap is None or (len(snap.tail) < need and snap.archived > 0)
-
-        async def attempt() -> bool | None:
-            nonlocal snap, stale
-            if stale:
-                snap = await self._read(cid, need)
-            plan, next_position = change(snap)
-            if await self._write(cid, snap, plan, next_position, what):
-                return True
-            stale = True  # another write won: start again from what the server holds
-            self._snapshots.forget(cid)
-            return None
-
-        await async_retry(attempt, attempts=MAX_ATTEMPTS, what=what, base_sleep=0.001)
-
-    async def _write(
-        self, cid: str, base: Snapshot | None, plan: Layout, next_position: int, what: str
-    ) -> bool:
-        """Write ``plan`` if the document is still ``base``; False when another write won."""
-        await self._schema_check()
-        with translate_errors(what):
-            if plan.empty:
-                self._snapshots.forget(cid)
-                if base is None:
-                    return True
-                deleted = await self.collection.delete_one({ID: cid, REVISION: base.rev})
-                return deleted.deleted_count == 1
-            rev = new_rev()
-            fields = conversation_fields(
-                cid, rev, next_position, plan.systems, plan.tail, plan.archived
-            )
-            if base is None:
-                try:  # matches no chatmem document: inserts, or fails on the _id index
-                    inserted = await self.collection.update_one(
-                        {ID: cid, REVISION: {"$exists": False}},
-                        {
-                            "$setOnInsert": {**fields, ARCHIVE: _archive(plan.new_chunks)},
-                            "$currentDate": {UPDATED_AT: True},
-                        },
-                        upsert=True,
-                    )
-                except DuplicateKeyError:
-                    return False
-                if inserted.upserted_id is None:
-                    raise SchemaError(foreign(cid, self.collection.name))
-            else:
-                if plan.replace_archive:
-                    fields[ARCHIVE] = _archive(plan.new_chunks)
-                else:
-                    fields.update({f"{ARCHIVE}.{k}": c for k, c in plan.new_chunks.items()})
-                update: dict[str, Any] = {"$set": fields, "$currentDate": {UPDATED_AT: True}}
-                if plan.unset_chunks:
-                    update["$unset"] = {f"{ARCHIVE}.{k}": "" for k in plan.unset_chunks}
-                result = await self.collection.update_one({ID: cid, REVISION: base.rev}, update)
-                if result.matched_count != 1:
-                    return False
-        self._snapshots.put(
-            cid,
-            Snapshot(
-                rev,
-                next_position,
-                tuple(plan.systems),
-                tuple(plan.tail),
-                plan.archived,
-                plan.archived,
-            ),
-        )
-        return True
-
-    async def _read(self, cid: str, need: int = 0) -> Snapshot | None:
-        """The snapshot a write starts from: head, systems and tail (never the archive,
-        unless the tail holds fewer than ``need`` and the newest chunks make them up)."""
-        await self._schema_check()
-        while True:
-            with translate_errors("read conversation"):
-                doc = await self.collection.find_one({ID: cid}, _SNAPSHOT_FIELDS)
-            if doc is None:
-                self._snapshots.forget(cid)
-                return None
-            _check(doc, cid, self.collection.name)
-            rev, next_position = doc[REVISION], int(doc[NEXT_POSITION])
-            if doc.get(VERSION) != LAYOUT_VERSION:  # layout 1: one array, read whole once
-                systems, others = split(doc.get(MESSAGES) or ())
-                snap = Snapshot(rev, next_position, tuple(systems), tuple(others))
-                break
-            tail = tuple(doc.get(MESSAGES) or ())
-            archived = int(doc[ARCHIVED])
-            snap = Snapshot(
-                rev, next_position, tuple(doc.get(SYSTEMS) or ()), tail, archived, archived
-            )
-            if len(tail) < need and archived:
-                older = await self._read_chunks(cid, rev, archived, need - len(tail))
-                if older is None:
-                    continue  # another write landed between the two reads: read again
-                first, docs = older
-                snap = snap._replace(tail=(*docs, *tail), archived=first)
-            break
-        self._snapshots.put(cid, snap)
-        return snap
-
-
-def _check(doc: dict[str, Any], cid: str, collection: str) -> None:
-    if REVISION not in doc or NEXT_POSITION not in doc:
-        raise SchemaError(foreign(cid, collection))
-
-
-def _archive(chunks: dict[int, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    return {str(k): c for k, c in chunks.items()}
 
 
 def _database_of(client: object, database_name: str | None) -> AsyncDatabase[Any]:

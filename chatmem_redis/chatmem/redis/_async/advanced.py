@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 from chatmem.core import MessageType
 
 from .._config import DEFAULT_SEARCH_LIMIT
-from .._search import MessageWithConversation
+from .._native.search import MessageWithConversation
 
 
 @runtime_checkable

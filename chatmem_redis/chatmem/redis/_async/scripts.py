@@ -1,4 +1,4 @@
-"""The Lua scripts of ``_scripts`` as callables: EVALSHA, the source loaded on NOSCRIPT."""
+"""The Lua scripts of ``_plan`` as callables: EVALSHA, the source loaded on NOSCRIPT."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ require("redis", "redis")
 
 from redis.exceptions import NoScriptError  # noqa: E402
 
-from .. import _scripts  # noqa: E402
+from .. import _plan  # noqa: E402
 
 
 class Script:
@@ -30,10 +30,10 @@ class Script:
             return await client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
 
 
-APPEND = Script(_scripts.APPEND)
-SAVE_ALL = Script(_scripts.SAVE_ALL)
-DELETE = Script(_scripts.DELETE)
-IDS_PAGE = Script(_scripts.IDS_PAGE)
-SEARCH = Script(_scripts.SEARCH)
-SEARCH_MESSAGES = Script(_scripts.SEARCH_MESSAGES)
-FLUSH = Script(_scripts.FLUSH)
+APPEND = Script(_plan.APPEND)
+SAVE_ALL = Script(_plan.SAVE_ALL)
+DELETE = Script(_plan.DELETE)
+IDS_PAGE = Script(_plan.IDS_PAGE)
+SEARCH = Script(_plan.SEARCH)
+SEARCH_MESSAGES = Script(_plan.SEARCH_MESSAGES)
+FLUSH = Script(_plan.FLUSH)

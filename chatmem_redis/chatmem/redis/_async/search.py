@@ -17,8 +17,7 @@ from chatmem.core.backend import (
 
 from .._config import DEFAULT_SEARCH_LIMIT, RedisConfig
 from .._errors import translate_errors
-from .._schema import Layout
-from .._search import (
+from .._native.search import (
     MessageWithConversation,
     Search,
     by_content,
@@ -29,6 +28,7 @@ from .._search import (
     parse_reply,
     search_args,
 )
+from .._schema import Layout
 from . import scripts
 from .clients import Client
 from .schema_ops import AsyncSearchIndexes

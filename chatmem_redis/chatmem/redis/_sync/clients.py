@@ -16,15 +16,15 @@ import redis  # noqa: E402
 import redis.cluster  # noqa: E402
 from chatmem.core.backend import ConversationIdPage, SchemaError  # noqa: E402
 
-from .._cluster import (  # noqa: E402
+from .._codec import as_text  # noqa: E402
+from .._config import client_options  # noqa: E402
+from .._native.cluster import (  # noqa: E402
     CLUSTER_SCHEMES,
     SLOTS,
     decode_cursor,
     encode_cursor,
     split_cluster_url,
 )
-from .._codec import as_text  # noqa: E402
-from .._config import client_options  # noqa: E402
 from .._schema import Layout  # noqa: E402
 
 Client = redis.Redis | redis.cluster.RedisCluster

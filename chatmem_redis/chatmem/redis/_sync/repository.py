@@ -1,7 +1,7 @@
 # Generated from chatmem_redis/chatmem/redis/_async/repository.py
 # by scripts/unasync.py: do not edit; edit the async source and run the script.
 """``RedisChatMemoryRepository``: history reads and writes, on redis-py's
-``redis`` client. Storage shape in ``_schema``, Lua in ``_scripts``; the clients and a
+``redis`` client. Storage shape in ``_schema``, Lua in ``_plan``; the clients and a
 cluster's slot walks in ``clients``, the search index in ``schema_ops``, the advanced queries in
 ``search``.
 
@@ -35,8 +35,7 @@ from chatmem.core.backend import (  # noqa: E402
 )
 from redis.exceptions import WatchError  # noqa: E402
 
-from .. import _scripts  # noqa: E402
-from .._cluster import CLUSTER_SCHEMES  # noqa: E402
+from .. import _plan  # noqa: E402
 from .._codec import EntryCache, as_text, document_body, in_order, log_entry  # noqa: E402
 from .._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
@@ -46,6 +45,7 @@ from .._config import (  # noqa: E402
     RedisConfig,
 )
 from .._errors import translate_errors  # noqa: E402
+from .._native.cluster import CLUSTER_SCHEMES  # noqa: E402
 from .._schema import ConversationKeys, Layout, conversation_tag  # noqa: E402
 from . import scripts  # noqa: E402
 from .clients import Client, client_from_url, cluster_ids_page, is_cluster  # noqa: E402
@@ -216,7 +216,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, SearchMixin):
         return out
 
     def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
-        # on one node the documents wait for the next search (see _scripts); a cluster,
+        # on one node the documents wait for the next search (see _plan); a cluster,
         # whose searches run on every master, writes them at once
         return [keys.doc_prefix, cid, self.config.ttl_ms, "" if self._cluster else keys.tag]
 
@@ -273,7 +273,7 @@ class RedisChatMemoryRepository(OwnedClientMixin, SearchMixin):
                     # EVAL, not EVALSHA: a NOSCRIPT inside EXEC could not be retried.
                     # (execute_command: a cluster pipeline refuses its eval() helper)
                     pipe.execute_command(
-                        "EVAL", _scripts.EDIT, len(keys.script_keys), *keys.script_keys, *args
+                        "EVAL", _plan.EDIT, len(keys.script_keys), *keys.script_keys, *args
                     )
                     pipe.execute()
                     return True

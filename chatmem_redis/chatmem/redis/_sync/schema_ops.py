@@ -15,10 +15,10 @@ from typing import Any  # noqa: E402
 import redis  # noqa: E402
 from chatmem.core.backend import SchemaError  # noqa: E402
 
-from .._cluster import slot_tags  # noqa: E402
 from .._codec import as_text  # noqa: E402
 from .._config import RedisConfig  # noqa: E402
 from .._errors import MISSING_INDEX, translate_errors  # noqa: E402
+from .._native.cluster import slot_tags  # noqa: E402
 from .._schema import index_attributes, index_create_args  # noqa: E402
 from . import scripts  # noqa: E402
 from .clients import master_slots  # noqa: E402

@@ -15,7 +15,7 @@
   non-system rows older than the newest ``trim_to``. Every writer
   locks the conversation row before touching message rows, so writers never deadlock.
 - The append and the window read run on psycopg's own connection (``PsycopgFastPath`` in
-  ``_async_fast.py``, on psycopg's ``AsyncConnection`` in the async twin), with
+  ``_native/_async/postgresql.py``, on psycopg's ``AsyncConnection`` in the async twin), with
   the SQL SQLAlchemy compiled once: SQLAlchemy's per-statement bookkeeping cost as much CPU
   as the rest of a turn. Everything else goes through SQLAlchemy.
 - Retry: unique violations, serialization failures (40001) and deadlocks (40P01).
@@ -33,11 +33,11 @@ from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
 
-from ._dialects import SqlDialect, upsert_returning
+from .dialects import SqlDialect, upsert_returning
 
 if TYPE_CHECKING:
-    from ._schema import Tables
-    from ._statements import Statements
+    from .._plan import Statements
+    from .._schema import Tables
 
 DECODED = ("position", "message_type", "content", "payload", "created_at")
 """The columns the fast path's window read fetches: ``from_values``'s arguments, in order."""

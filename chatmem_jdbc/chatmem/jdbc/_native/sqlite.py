@@ -3,7 +3,7 @@
 - Writers take the database lock up front (``BEGIN IMMEDIATE``), so a transaction never has
   to upgrade a read lock and die with ``SQLITE_BUSY``; readers are not blocked in WAL mode.
 - Reserve in one statement (SQLite 3.35+): ``INSERT .. ON CONFLICT DO UPDATE .. RETURNING``.
-- Fast path (``_async_fast.py``): on an embedded database the statements cost microseconds
+- Fast path (``_native/_async/sqlite.py``): on an embedded database the statements cost microseconds
   and SQLAlchemy's per-statement bookkeeping costs several times more, so a window append
   and a window read run the same SQL (compiled once by SQLAlchemy for this engine) directly
   on the pooled sqlite3 (async twin: aiosqlite) connection. Driver errors still go through
@@ -20,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
 
-from ._dialects import SqlDialect, upsert_returning
+from .dialects import SqlDialect, upsert_returning
 
 
 class SqliteDialect(SqlDialect):

@@ -22,7 +22,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from chatmem.core.longterm import EXPIRED_REASON, MemoryRecord, MemoryStatus, MemoryType
 
-from ._dialects import SqlDialect
+from ._native.dialects import SqlDialect
 
 DEFAULT_MEMORY_TABLE_NAME = "ai_memory_record"
 _PENDING = MemoryStatus.PENDING.value
@@ -90,7 +90,7 @@ def memory_schema_sql(url_or_dialect: str, *, table_name: str = DEFAULT_MEMORY_T
     needs no connection and no driver."""
     from chatmem.core.backend import sql_identifier
 
-    from ._dialects import dialect_for
+    from ._native.dialects import dialect_for
 
     name = url_or_dialect.split(":", 1)[0].split("+", 1)[0]
     name = {"postgres": "postgresql"}.get(name, name)

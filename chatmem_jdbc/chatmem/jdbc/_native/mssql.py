@@ -29,10 +29,10 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mssql
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from ._dialects import SqlDialect, Utf8Id
+from .dialects import SqlDialect, Utf8Id
 
 if TYPE_CHECKING:
-    from ._schema import Tables
+    from .._schema import Tables
 
 RETRYABLE_ERRNOS = frozenset({1205, 1222})
 """Deadlock victim, lock request timeout."""

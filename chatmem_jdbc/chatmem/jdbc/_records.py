@@ -1,7 +1,7 @@
 """``JdbcMemoryRecordRepository``: long-term memory records in SQL through SQLAlchemy 2.
 
 I/O only: validation, the clock, expiry and transitions live in
-``chatmem.core.longterm`` (the base class and ``_rules``), statements in ``_memory_schema``.
+``chatmem.core.longterm`` (the base class and ``_rules``), statements in ``_record_schema``.
 Each hook is a straight line of ``execute`` calls, so the async twin is this file with
 ``async``/``await``. Adding is an INSERT guarded by the unique dedup key (the loser of a race
 reads the winner's row); a review is one conditional UPDATE (one winner); the expiry sweep is
@@ -31,9 +31,9 @@ from chatmem.core.longterm import (
 )
 
 from ._config import JdbcConfig
-from ._dialects import SqlDialect, dialect_for
 from ._errors import translate_errors
-from ._memory_schema import (
+from ._native.dialects import SqlDialect, dialect_for
+from ._record_schema import (
     DEFAULT_MEMORY_TABLE_NAME,
     MemoryTables,
     build_memory_statements,

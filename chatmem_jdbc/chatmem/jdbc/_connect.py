@@ -3,7 +3,7 @@
 SQLite files are put in WAL mode once (readers never wait for the writer) with a busy
 timeout; ``:memory:`` shares one connection. Server engines ping a pooled connection only
 after it sat idle, and a URL naming no driver gets its extra's (the async twin: its asyncio
-driver). The engines themselves are made in ``_async_engine.py`` and its sync twin.
+driver). The engines themselves are made in ``_async/engine.py`` and its sync twin.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine, make_url
 
 from chatmem.core import MissingDependencyError
 
-from ._dialects import ASYNC_DIALECTS, no_async_twin
+from ._native.dialects import ASYNC_DIALECTS, no_async_twin
 
 IDLE_PING_SECONDS = 10.0
 """A pooled connection idle this long is pinged at checkout (see ``ping_when_idle``)."""

@@ -22,17 +22,17 @@ from sqlalchemy.types import TypeDecorator
 from chatmem.core.backend import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from ._schema import Tables
+    from .._schema import Tables
 
 
 # engine.dialect.name -> "module:Class" (imported only when used)
 DIALECTS: dict[str, str] = {
-    "sqlite": "chatmem.jdbc._sqlite:SqliteDialect",
-    "postgresql": "chatmem.jdbc._postgresql:PostgresDialect",
-    "mysql": "chatmem.jdbc._mysql:MysqlDialect",
-    "mariadb": "chatmem.jdbc._mysql:MysqlDialect",
-    "mssql": "chatmem.jdbc._mssql:MssqlDialect",
-    "oracle": "chatmem.jdbc._oracle:OracleDialect",
+    "sqlite": "chatmem.jdbc._native.sqlite:SqliteDialect",
+    "postgresql": "chatmem.jdbc._native.postgresql:PostgresDialect",
+    "mysql": "chatmem.jdbc._native.mysql:MysqlDialect",
+    "mariadb": "chatmem.jdbc._native.mysql:MysqlDialect",
+    "mssql": "chatmem.jdbc._native.mssql:MssqlDialect",
+    "oracle": "chatmem.jdbc._native.oracle:OracleDialect",
 }
 
 

@@ -1,8 +1,8 @@
 """Advanced queries over the RediSearch index: the result and the query builders (the
-protocol is in ``_async_advanced``).
+protocol is in ``_async/advanced``).
 
 Pure functions only (no I/O): the repository runs what these build. Every caller value is
-validated, then escaped for its field type by ``_query``; nothing is spliced raw except in
+validated, then escaped for its field type by ``query``; nothing is spliced raw except in
 ``execute_query``, whose argument is a RediSearch query by definition (it runs read-only,
 against this repository's index only).
 """
@@ -17,11 +17,11 @@ from typing import Any
 from chatmem.core import InvalidArgumentError, Message, MessageType
 from chatmem.core.backend import to_micros
 
-from ._codec import numeric_value, parse_entry, tag_value
-from ._config import MetadataField, MetadataFieldType
-from ._query import numeric_range, tag_query, text_query
-from ._schema import CONTENT, CONVERSATION_KEY, CREATED_AT, MESSAGE_TYPE, conversation_tag
-from ._schema import metadata_attribute as _meta_attr
+from .._codec import numeric_value, parse_entry, tag_value
+from .._config import MetadataField, MetadataFieldType
+from .._schema import CONTENT, CONVERSATION_KEY, CREATED_AT, MESSAGE_TYPE, conversation_tag
+from .._schema import metadata_attribute as _meta_attr
+from .query import numeric_range, tag_query, text_query
 
 
 @dataclass(frozen=True)

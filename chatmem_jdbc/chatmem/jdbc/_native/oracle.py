@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import oracle
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from ._dialects import SqlDialect, Utf8Id
+from .dialects import SqlDialect, Utf8Id
 
 RETRYABLE_ORA = frozenset({1, 60, 8177})
 

@@ -51,8 +51,8 @@ from chatmem.core.longterm import (  # noqa: E402
 )
 
 from ._errors import translate_errors  # noqa: E402
-from ._memory_scripts import ADD, DELETE, EXPIRE, REVIEW, SEARCH  # noqa: E402
-from ._query import format_number, tag_query  # noqa: E402
+from ._native.query import format_number, tag_query  # noqa: E402
+from ._record_schema import ADD, DELETE, EXPIRE, REVIEW, SEARCH  # noqa: E402
 
 DEFAULT_MEMORY_INDEX_NAME = "memory-record-idx"
 DEFAULT_MEMORY_KEY_PREFIX = "memory-record:"

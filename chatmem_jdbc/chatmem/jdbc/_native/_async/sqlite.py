@@ -1,0 +1,149 @@
+"""SQLite's fast path: append and window read on the kept (or a pooled) sqlite3 / aiosqlite
+connection. Appends take the write lock up front (``BEGIN IMMEDIATE``); "database is locked"
+is a lost race, retried by the caller."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any, NoReturn
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from chatmem.core import Message
+from chatmem.core.backend import DecodeCache, remembered
+
+from ..._codec import from_values, to_row
+from ..._errors import as_dbapi_error, translated
+from ..._plan import Compiled, Statements
+from ..sqlite import sqlite_text
+from .connections import kept_connection
+
+ASYNC = True
+
+if ASYNC:
+    # aiosqlite runs each connection's sqlite3 calls in a thread of its own (the driver's
+    # design: sqlite3 has no asyncio API), so the event loop only awaits.
+    SQLITE_DRIVER = "aiosqlite"
+
+else:
+    SQLITE_DRIVER = "pysqlite"
+
+
+class AsyncSqliteFastPath:
+    """Append and window read on the kept (or a pooled) sqlite3 / aiosqlite connection."""
+
+    def __init__(self, engine: AsyncEngine, sql: Statements, reserve: Any) -> None:
+        self.engine = engine
+        self.kept = kept_connection(engine)
+        self.window = Compiled(sql.window, engine.dialect)
+        self.last = Compiled(sql.find_last, engine.dialect)
+        self.reserve = Compiled(reserve, engine.dialect)
+        self.insert = Compiled(sql.insert_messages, engine.dialect)
+        self.columns = tuple(c.name for c in sql.insert_messages.table.columns)  # SELECT *
+        self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
+        self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
+        self.cache = DecodeCache()
+
+    async def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
+        args = self.window.args(cid=cid, n=non_system_limit)
+        return await self._read(self.window, args, "reading the window")
+
+    async def read_last(self, cid: str, n: int) -> list[Message]:
+        return await self._read(self.last, self.last.args(cid=cid, n=n), "reading")
+
+    async def _read(self, stmt: Compiled, args: tuple[Any, ...], what: str) -> list[Message]:
+        async with self.kept.connection() as conn:
+            try:
+                cur = await conn.execute(stmt.sql, args)
+                rows = await cur.fetchall()
+            except sqlite3.Error as exc:
+                self._raise(exc, stmt, what)
+        # A row's columns (payload text, position, raw timestamp...) are its cache key: a
+        # replaced or concurrently written row has other values, hence is decoded afresh.
+        return self.cache.get_many(rows, _decode_sqlite_row)
+
+    def can_append(self, count: int, trim_to: int | None) -> bool:
+        return True
+
+    async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        """Append atomically; False when the database was busy (the caller retries). An
+        explicit BEGIN IMMEDIATE .. COMMIT, which sqlite3 passes through in every
+        isolation mode; a cancelled append is rolled back (or was already committed)."""
+        async with self.kept.connection() as conn:
+            try:
+                cur = await conn.cursor()
+                await cur.execute("BEGIN IMMEDIATE")
+                try:
+                    written = await self._append(cur, cid, messages, trim_to)
+                    await cur.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
+                        await cur.execute("ROLLBACK")
+                    raise
+                self._remember(written, messages)
+                return True
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    return False
+                self._raise(exc, self.insert, "appending")
+            except sqlite3.Error as exc:
+                self._raise(exc, self.insert, "appending")
+
+    async def _append(
+        self, cur: Any, cid: str, messages: Sequence[Message], trim_to: int | None
+    ) -> list[dict[str, Any]]:
+        """Insert ``messages``; returns their column values as stored."""
+        now = sqlite_text(datetime.now(timezone.utc))
+        k = len(messages)
+        row = await cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
+        reserved = await row.fetchone()
+        start = int(reserved[0]) - k
+        written = self._rows(cid, start, messages)
+        rows = [self.insert.row(values) for values in written]
+        if k == 1:  # executemany's per-call set-up costs more than the one row it runs
+            await cur.execute(self.insert.sql, rows[0])
+        else:
+            await cur.executemany(self.insert.sql, rows)
+        if trim_to is not None and (start + k) // trim_to != start // trim_to:
+            skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
+            found = await cur.execute(self.trim_cut.sql, skip)
+            cut = await found.fetchone()
+            if cut is not None:
+                await cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
+        return written
+
+    def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The column values of ``messages`` at ``start``, ... as SQLite stores them."""
+        return [self._row(cid, start + i, m) for i, m in enumerate(messages)]
+
+    @staticmethod
+    def _row(cid: str, position: int, message: Message) -> dict[str, Any]:
+        values = to_row(cid, position, message)
+        values["created_at"] = sqlite_text(values["created_at"])
+        return values
+
+    def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
+        keep = remembered(messages)
+        written = [self._row(cid, start + i, messages[i]) for i in keep]
+        self._remember(written, [messages[i] for i in keep])
+
+    def _remember(self, written: list[dict[str, Any]], messages: Sequence[Message]) -> None:
+        """Cache the messages just committed under the rows a read will return for them
+        (the very values inserted: SQLite gives back the text and integers it was given),
+        so the next window read decodes nothing it wrote."""
+        columns, put = self.columns, self.cache.put_written
+        for values, m in zip(written, messages, strict=True):
+            put(tuple(values[c] for c in columns), m, values["position"])
+
+    def _raise(self, exc: sqlite3.Error, stmt: Compiled, what: str) -> NoReturn:
+        """Raise the chatmem error SQLAlchemy's path raises for the same sqlite3 error."""
+        error = translated(as_dbapi_error(exc, stmt.sql, self.engine.dialect, sqlite3.Error), what)
+        raise error from error.__cause__
+
+
+def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
+    """A full messages row (``SELECT *``) as the driver returns it."""
+    return from_values(r[1], r[3], r[4], r[5], r[6])

@@ -1,0 +1,211 @@
+"""The Spring AI layout's pure parts: Spring AI 2.0's DDL and statements for its table, which
+messages it can hold, and its rows decoded (the repository in ``_async/spring_ai.py``)."""
+
+# The SQL below is built from the table name, a validated SQL identifier, never user text.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import sqlalchemy as sa
+
+from chatmem.core import (
+    AssistantMessage,
+    Message,
+    SchemaMode,
+    SystemMessage,
+    ToolResponseMessage,
+    UserMessage,
+)
+from chatmem.core.backend import InvalidArgumentError, WindowEdit, add_to_window
+
+SPRING_AI_TABLE_NAME = "SPRING_AI_CHAT_MEMORY"
+"""Spring AI's table (2.0.1 hard-codes it: another name is for chatmem readers only)."""
+SPRING_AI_INITIALIZE_SCHEMA: SchemaMode = "embedded"
+"""Spring Boot's ``spring.ai.chat.memory.repository.jdbc.initialize-schema`` default: create
+the table on embedded databases only, so on a server the table must exist already."""
+LOSSY = ("tool_calls", "tool_responses", "media", "metadata")
+"""What a write may drop when named in ``lossy`` (each is refused otherwise)."""
+
+TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
+
+
+def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
+    """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql`` or
+    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too)."""
+    if flavour == "postgresql":
+        ts = '"timestamp"'
+        create = (
+            f"CREATE TABLE IF NOT EXISTS {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content TEXT NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL"
+            " CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL')),\n"
+            f"    {ts} TIMESTAMP NOT NULL,\n"
+            "    sequence_id BIGINT NOT NULL\n"
+            ")"
+        )
+    else:
+        ts = "`timestamp`"
+        create = (
+            f"CREATE TABLE IF NOT EXISTS {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content TEXT NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL,\n"
+            f"    {ts} TIMESTAMP NOT NULL,\n"
+            "    sequence_id BIGINT NOT NULL,\n"
+            "    CONSTRAINT TYPE_CHECK CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL'))\n"
+            ")"
+        )
+    return [
+        create,
+        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_TIMESTAMP_IDX\n"
+        f"ON {table}(conversation_id, {ts})",
+        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_SEQUENCE_ID_IDX\n"
+        f"ON {table}(conversation_id, sequence_id)",
+    ]
+
+
+def lossy_of(lossy: Iterable[str]) -> frozenset[str]:
+    if isinstance(lossy, str):
+        lossy = (lossy,)
+    names = frozenset(lossy)
+    unknown = sorted(names - set(LOSSY))
+    if unknown:
+        raise InvalidArgumentError(
+            "lossy", f"unknown {', '.join(unknown)} (known: {', '.join(LOSSY)})"
+        )
+    return names
+
+
+def would_lose(m: Message) -> list[str]:
+    lost = []
+    if isinstance(m, AssistantMessage) and m.tool_calls:
+        lost.append("tool_calls")
+    if isinstance(m, ToolResponseMessage):
+        lost.append("tool_responses")
+    if m.media:
+        lost.append("media")
+    if m.metadata:
+        lost.append("metadata")
+    return lost
+
+
+def stripped(m: Message) -> Message:
+    """``m`` without media and metadata (what the table cannot hold)."""
+    return dataclasses.replace(m, media=(), metadata={})
+
+
+def exact_edit(source: list[Message], new: Sequence[Message], max_messages: int) -> WindowEdit:
+    """The edit that leaves exactly the window after adding ``new`` (Spring's rule, from
+    ``source``: every system message plus at least the last ``max_messages + 1`` others)."""
+    result = add_to_window(source, new, max_messages)
+    kept = {id(m) for m in result}
+    fresh = {id(m) for m in new}
+    gone = frozenset(m.position for m in source if id(m) not in kept and m.position is not None)
+    others = [
+        m.position for m in source if not isinstance(m, SystemMessage) and m.position is not None
+    ]
+    return WindowEdit(
+        delete_positions=gone,
+        delete_non_system_below=min(others) if others else None,  # older than the read
+        append=tuple(m for m in result if id(m) in fresh),
+    )
+
+
+def naive_utc(ts: datetime | None) -> datetime:
+    ts = ts or datetime.now(timezone.utc)
+    return ts.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def decode(result: Any) -> list[Message]:
+    """Rows ``(content, type, timestamp, sequence_id)`` as messages; TOOL rows are skipped,
+    as Spring's reader skips them."""
+    out: list[Message] = []
+    for content, kind, ts, seq in result:
+        cls = TYPES.get(kind)
+        if cls is None:
+            continue
+        message = cls(content)
+        out.append(
+            message.with_store_fields(created_at=ts.replace(tzinfo=timezone.utc), position=seq)
+        )
+    return out
+
+
+def flavour_of(backend: str) -> str:
+    """``"postgresql"`` or ``"mysql"`` (MariaDB too): the databases this layout runs on."""
+    if backend.startswith("postgres"):
+        return "postgresql"
+    if backend in ("mysql", "mariadb"):
+        return "mysql"
+    raise InvalidArgumentError(
+        "url", f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
+    )
+
+
+def statements(table: str, flavour: str) -> dict[str, Any]:
+    """The SQL of this layout for ``table`` (a validated identifier, never user text)."""
+    t = table
+    if flavour == "postgresql":
+        cols = 'content, type, "timestamp", sequence_id'
+        ts = '"timestamp"'
+        special = {
+            "exists": sa.text("SELECT to_regclass(:name)").bindparams(name=t.lower()),
+            "lock": sa.text("SELECT pg_advisory_xact_lock(hashtext(:cid))"),
+        }
+    else:
+        cols = "content, type, `timestamp`, sequence_id"
+        ts = "`timestamp`"
+        special = {
+            "exists": sa.text(
+                "SELECT table_name FROM information_schema.tables"
+                " WHERE table_schema = DATABASE() AND table_name = :name"
+            ).bindparams(name=t),
+            # one lock name per conversation (ids are at most 36 characters: under 64)
+            "lock": sa.text("SELECT GET_LOCK(CONCAT('chatmem-spring:', :cid), 60)"),
+            "unlock": sa.text("SELECT RELEASE_LOCK(CONCAT('chatmem-spring:', :cid))"),
+        }
+    return {
+        **special,
+        "next": sa.text(
+            f"SELECT COALESCE(MAX(sequence_id), -1) + 1 FROM {t} WHERE conversation_id = :cid"
+        ),
+        "find": sa.text(
+            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid ORDER BY sequence_id"
+        ),
+        "find_last": sa.text(
+            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid"
+            " ORDER BY sequence_id DESC LIMIT :n"
+        ),
+        # every system message plus the last n others, oldest first
+        "window": sa.text(
+            f"SELECT {cols} FROM {t} WHERE conversation_id = :cid AND (type = 'SYSTEM'"
+            f" OR sequence_id >= (SELECT MIN(sequence_id) FROM (SELECT sequence_id FROM {t}"
+            " WHERE conversation_id = :cid AND type <> 'SYSTEM'"
+            " ORDER BY sequence_id DESC LIMIT :n) AS tail)) ORDER BY sequence_id"
+        ),
+        "insert": sa.text(
+            f"INSERT INTO {t} (conversation_id, content, type, {ts}, sequence_id)"
+            " VALUES (:cid, :content, :type, :ts, :seq)"
+        ),
+        "delete": sa.text(f"DELETE FROM {t} WHERE conversation_id = :cid"),
+        "delete_at": sa.text(
+            f"DELETE FROM {t} WHERE conversation_id = :cid AND sequence_id IN :positions"
+        ).bindparams(sa.bindparam("positions", expanding=True)),
+        "delete_below": sa.text(
+            f"DELETE FROM {t} WHERE conversation_id = :cid AND type <> 'SYSTEM'"
+            " AND sequence_id < :below"
+        ),
+        "ids_first": sa.text(
+            f"SELECT DISTINCT conversation_id FROM {t} ORDER BY conversation_id LIMIT :n"
+        ),
+        "ids_after": sa.text(
+            f"SELECT DISTINCT conversation_id FROM {t} WHERE conversation_id > :after"
+            " ORDER BY conversation_id LIMIT :n"
+        ),
+    }
