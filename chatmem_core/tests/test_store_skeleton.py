@@ -165,3 +165,24 @@ def test_the_not_yet_list_names_only_what_is_still_off_the_skeleton() -> None:
         modules = _modules(store)
         assert not known["missing"] & modules, f"{store}: remove from NOT_YET missing"
         assert known["stray"] <= modules, f"{store}: remove from NOT_YET stray"
+
+
+def test_no_module_of_core_integrations_or_the_kit_passes_the_limits() -> None:
+    """The same limits outside the stores (issue 28: no product module over 450 lines, no
+    class over 300, generated twins aside)."""
+    over = {}
+    for package in SPECIAL:
+        (folder,) = ROOT.glob(f"chatmem_*/chatmem/{package}")
+        for path in sorted(folder.rglob("*.py")):
+            if "_sync" in path.relative_to(folder).parts:
+                continue
+            text = path.read_text(encoding="utf-8")
+            name = f"{package}/{path.relative_to(folder).as_posix()}"
+            if len(text.splitlines()) > MAX_MODULE_LINES:
+                over[name] = len(text.splitlines())
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.ClassDef):
+                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if lines > MAX_CLASS_LINES:
+                        over[f"{name}:{node.name}"] = lines
+    assert not over, f"over {MAX_MODULE_LINES} lines a module or {MAX_CLASS_LINES} a class: {over}"

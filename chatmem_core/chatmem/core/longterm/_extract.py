@@ -22,7 +22,8 @@ from chatmem.core._errors import InvalidArgumentError
 
 from . import _rules as rules
 from ._model import ExtractionError, MemoryCandidate
-from ._offline import MAX_CANDIDATES, RuleBasedExtractor, _message, third_person
+from ._offline import RuleBasedExtractor, third_person
+from ._offline_text import MAX_CANDIDATES, _message
 
 Complete = Callable[[str], "str | Awaitable[str]"]
 
