@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from chatmem.cassandra import CassandraChatMemoryRepository, NetworkTopologyStrategy
+from chatmem.cassandra.provision._node import LOCAL_DC
 from chatmem.cassandra.provision.cluster import ADDRESSES, CassandraClusterHarness
-from chatmem.cassandra.provision.node import LOCAL_DC
 from chatmem.core import BackendUnavailableError, ChatMemoryError, UserMessage
 from chatmem.testing.harness import ServerInfo, Unavailable, unique_suffix
 

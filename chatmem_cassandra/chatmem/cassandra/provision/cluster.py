@@ -32,7 +32,7 @@ from typing import Any
 
 from chatmem.testing.harness import ServerInfo, Unavailable, free_port, stop_process, tail
 
-from .node import (
+from ._node import (
     LOCAL_DC,
     START_TIMEOUT,
     TEST_KEYSPACE,

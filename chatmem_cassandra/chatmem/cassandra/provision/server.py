@@ -42,7 +42,7 @@ from chatmem.testing.harness import (
     wait_for_port,
 )
 
-from .node import (
+from ._node import (
     LOCAL_DC,
     PRODUCT,
     START_TIMEOUT,
