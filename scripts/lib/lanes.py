@@ -36,9 +36,9 @@ JVM = re.compile(r"cassandra|neo4j")
 """Sessions that start a JVM: one at a time (whichever lane is free takes the next)."""
 
 ESTIMATE_MINUTES: dict[str, float] = {
-    "conformance(cassandra_cluster": 12.0,
-    "conformance(neo4j": 9.0,
-    "conformance(cassandra": 7.0,
+    "conformance(cassandra_cluster": 9.5,
+    "conformance(neo4j": 6.0,
+    "conformance(cassandra": 6.0,
     "conformance(redis_cluster": 4.0,
     "conformance(ferretdb": 4.0,
     "conformance(mongo": 3.0,
