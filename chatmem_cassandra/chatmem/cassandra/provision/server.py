@@ -13,7 +13,9 @@ Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
 - testcontainers: ``CassandraContainer`` on the pinned ``cassandra:5.0`` image (or
   ``CHATMEM_TC_IMAGE_CASSANDRA``), on machines with Docker.
 
-Every test gets its own table in one shared keyspace; ``cleanup`` drops it.
+Every test gets its own table in one shared keyspace. ``cleanup`` empties a table made with
+no options and hands it to the next such test (see ``make_repository``); any other table it
+drops.
 """
 
 from __future__ import annotations

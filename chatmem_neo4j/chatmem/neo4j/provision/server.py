@@ -13,8 +13,9 @@ Routes (see ``chatmem_testing/chatmem/testing/harness.py``):
   ``CHATMEM_TC_IMAGE_NEO4J``), on machines with Docker.
 
 Community edition has one user database, so every test gets its own labels (six per
-repository, with a unique suffix) and ``cleanup`` deletes those nodes and drops the
-constraint and indexes that were created for them.
+repository, with a unique suffix) and ``cleanup`` deletes those nodes. Labels made with no
+options keep their constraint and indexes and go to the next such test (see
+``make_repository``); for any other labels ``cleanup`` drops them too.
 """
 
 from __future__ import annotations
