@@ -27,7 +27,7 @@ USER_API = [
 
 BACKEND_SPI = [
     "ASYNC_TWIN", "DEFAULT_DECODE_CACHE_SIZE", "DEFAULT_PAGE_SIZE", "DEFAULT_SCHEMA_MODE",
-    "FORMAT_VERSION", "MAX_CONVERSATION_ID_LENGTH", "SYNC_TWIN",
+    "FORMAT_VERSION", "MAX_CONVERSATION_ID_LENGTH", "SPRING_AI_LOSSY", "SYNC_TWIN",
     "AsyncBaseChatMemoryRepository", "AsyncOwnedClientMixin", "AsyncSchemaCheck",
     "BackendError", "BackendUnavailableError", "BaseChatMemoryRepository", "Capability",
     "ChatMemoryError", "ConcurrencyError", "ConversationIdPage", "DecodeCache",
@@ -37,10 +37,10 @@ BACKEND_SPI = [
     "conversation_id_of", "cql_identifier", "cypher_label", "decode_json", "dump_json",
     "encode_json", "error_translator", "from_micros", "index_name", "is_async_repository",
     "message_text", "missing_schema_message", "outputs_of", "owning", "plan_window_edit",
-    "redis_key_prefix", "remembered", "require", "retry", "schema_mode", "sql_identifier",
-    "stamp", "to_micros",
+    "redis_key_prefix", "remembered", "require", "retry", "schema_mode",
+    "spring_ai_lossy", "spring_ai_storable", "sql_identifier", "stamp", "to_micros",
     "token_window_of", "validate_conversation_id", "validate_messages", "validate_positive_int",
-    "validate_ttl", "window_of", "window_source",
+    "validate_ttl", "window_of", "window_source", "would_lose",
 ]  # fmt: skip
 
 SHARED = {

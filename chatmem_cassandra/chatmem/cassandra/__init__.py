@@ -8,6 +8,7 @@ from chatmem.core.backend import require
 require("cassandra", "cassandra")
 
 from ._async.repository import AsyncCassandraChatMemoryRepository  # noqa: E402
+from ._async.spring_ai import AsyncSpringAiCassandraChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_CONSISTENCY,
     DEFAULT_CONTENT_COLUMN,
@@ -28,10 +29,17 @@ from ._config import (  # noqa: E402
     SimpleStrategy,
     parse_url,
 )
+from ._native.spring_ai import (  # noqa: E402
+    SPRING_AI_KEYSPACE,
+    SPRING_AI_MESSAGES_COLUMN,
+    SPRING_AI_TABLE_NAME,
+    SpringAiCassandraConfig,
+)
 from ._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
 from ._records import CassandraMemoryRecordRepository  # noqa: E402
 from ._schema import schema_cql  # noqa: E402
 from ._sync.repository import CassandraChatMemoryRepository  # noqa: E402
+from ._sync.spring_ai import SpringAiCassandraChatMemoryRepository  # noqa: E402
 
 __all__ = [
     "DEFAULT_CONSISTENCY",
@@ -48,13 +56,19 @@ __all__ = [
     "DEFAULT_SERIAL_CONSISTENCY",
     "DEFAULT_SYSTEM_MESSAGES_COLUMN",
     "DEFAULT_TABLE_NAME",
+    "SPRING_AI_KEYSPACE",
+    "SPRING_AI_MESSAGES_COLUMN",
+    "SPRING_AI_TABLE_NAME",
     "AsyncCassandraChatMemoryRepository",
+    "AsyncSpringAiCassandraChatMemoryRepository",
     "CassandraChatMemoryRepository",
     "CassandraConfig",
     "CassandraMemoryRecordRepository",
     "CassandraUrl",
     "NetworkTopologyStrategy",
     "SimpleStrategy",
+    "SpringAiCassandraChatMemoryRepository",
+    "SpringAiCassandraConfig",
     "memory_schema_cql",
     "parse_url",
     "schema_cql",

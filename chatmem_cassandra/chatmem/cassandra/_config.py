@@ -222,7 +222,7 @@ def parse_url(url: str) -> CassandraUrl:
     if keyspace is not None:
         cql_identifier(keyspace, "keyspace")
     query = parse_qs(parts.query)
-    unknown = set(query) - {"local_dc"}
+    unknown = set(query) - {"local_dc", "layout"}  # layout: the repository's
     if unknown:
         raise InvalidArgumentError("url", f"unknown query options: {', '.join(sorted(unknown))}")
     local_dc = query.get("local_dc", [None])[-1]

@@ -18,6 +18,8 @@ our own packages. What a backend gets here:
 - ``require``: import a driver or raise ``MissingDependencyError`` naming the extra;
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
   verifies once, in ``"never"`` mode, that the schema exists;
+- the Spring AI layouts' loss rules: ``spring_ai_storable`` refuses by name what Spring's
+  storage cannot hold unless ``lossy`` (``spring_ai_lossy``) opts into it;
 - ``dump_json``: the one JSON wire encoder (compact, non-ASCII kept) every store uses;
 - ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
   only rows it has not seen (see its module for why that can never serve stale data);
@@ -66,6 +68,7 @@ from ._errors import (
     require,
 )
 from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, missing_schema_message, schema_mode
+from ._spring_layout import SPRING_AI_LOSSY, spring_ai_lossy, spring_ai_storable, would_lose
 from ._sync.lifecycle import OwnedClientMixin, owning
 from ._sync.repository import BaseChatMemoryRepository, retry
 from ._sync.schema_check import SchemaCheck
@@ -138,6 +141,7 @@ __all__ = [
     "DEFAULT_SCHEMA_MODE",
     "FORMAT_VERSION",
     "MAX_CONVERSATION_ID_LENGTH",
+    "SPRING_AI_LOSSY",
     "SYNC_TWIN",
     "AsyncBaseChatMemoryRepository",
     "AsyncOwnedClientMixin",
@@ -184,6 +188,8 @@ __all__ = [
     "require",
     "retry",
     "schema_mode",
+    "spring_ai_lossy",
+    "spring_ai_storable",
     "sql_identifier",
     "stamp",
     "to_micros",
@@ -194,4 +200,5 @@ __all__ = [
     "validate_ttl",
     "window_of",
     "window_source",
+    "would_lose",
 ]

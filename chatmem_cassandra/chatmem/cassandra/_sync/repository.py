@@ -17,7 +17,7 @@ names the one-off set-up calls that run in a thread.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from chatmem.core import Message
 from chatmem.core.backend import (
@@ -38,6 +38,7 @@ from .._config import CassandraConfig, parse_url
 from .._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
 from .._errors import translate_errors
 from .._native._blocking import connect, shutdown
+from .._native.spring_ai import layout_of
 from .._plan import Batch, Snapshot, WritePlan, plan_append, split_receipts
 from .._schema import missing_schema, schema_cql
 from .schema_ops import ensure_schema
@@ -55,6 +56,9 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
     """
 
     capabilities = frozenset({Capability.TTL})
+    layouts: ClassVar[dict[str, Any]] = {}
+    """The other layouts ``from_url(url, layout=...)`` builds, by name (``"spring-ai"``:
+    ``SpringAiCassandraChatMemoryRepository``, registered by its module)."""
 
     def __init__(self, session: Any, *, config: CassandraConfig | None = None, **options: Any):
         require("cassandra", "cassandra")
@@ -85,7 +89,14 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
         attempt (seconds): a stalled server then fails with BackendUnavailableError.
 
         The schema is created here (``initialize_schema="always"``), so a bad option or an
-        unreachable server fails at this call."""
+        unreachable server fails at this call. ``layout="spring-ai"`` (or a
+        ``layout=spring-ai`` URL query parameter) builds Spring AI's layout instead."""
+        layout = layout_of(url, options)
+        options.pop("layout", None)
+        if layout != "chatmem":
+            return cls.layouts[layout].from_url(  # type: ignore[no-any-return]
+                url, request_timeout=request_timeout, connect_timeout=connect_timeout, **options
+            )
         # the driver's Cluster.connect and shutdown block by design: the bridge runs them
         # once per repository (in a worker thread for the non-blocking twin, see _aio)
         cluster = cluster_for_url(
@@ -119,7 +130,12 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
-        """The CQL for ``url`` (its keyspace) and ``options``, built without a connection."""
+        """The CQL for ``url`` (its keyspace) and ``options``, built without a connection
+        (Spring AI's DDL for ``layout="spring-ai"``)."""
+        layout = layout_of(url, options)
+        options.pop("layout", None)
+        if layout != "chatmem":
+            return cls.layouts[layout].schema_statements_for_url(url, **options)  # type: ignore[no-any-return]
         target = parse_url(url)
         if target.keyspace is not None:
             options.setdefault("keyspace", target.keyspace)

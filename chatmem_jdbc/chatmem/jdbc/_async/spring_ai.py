@@ -29,9 +29,10 @@ from chatmem.core.backend import (
     AsyncSchemaCheck,
     ConcurrencyError,
     ConversationIdPage,
-    InvalidArgumentError,
     WindowEdit,
     async_owning,
+    spring_ai_lossy,
+    spring_ai_storable,
     stamp,
     validate_messages,
     validate_positive_int,
@@ -46,12 +47,9 @@ from .._native.spring_ai import (
     decode,
     exact_edit,
     flavour_of,
-    lossy_of,
     naive_utc,
     spring_ai_schema,
     statements,
-    stripped,
-    would_lose,
 )
 from .engine import make_async_engine
 from .repository import AsyncJdbcChatMemoryRepository
@@ -82,7 +80,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         initialize_schema: SchemaMode | bool = SPRING_AI_INITIALIZE_SCHEMA,
         lossy: Iterable[str] = (),
     ) -> None:
-        self.lossy = lossy_of(lossy)
+        self.lossy = spring_ai_lossy(lossy)
         super().__init__(engine, table_name=table_name, initialize_schema=initialize_schema)
 
     def _setup(self, engine: AsyncEngine) -> None:
@@ -110,7 +108,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         parameter is dropped); with ``initialize_schema="always"`` the table is created
         before this returns."""
         options.pop("layout", None)
-        lossy_of(options.get("lossy", ()))
+        spring_ai_lossy(options.get("lossy", ()))
         JdbcConfig(
             table_name=options.get("table_name", SPRING_AI_TABLE_NAME),
             initialize_schema=options.get("initialize_schema", SPRING_AI_INITIALIZE_SCHEMA),
@@ -190,28 +188,7 @@ class AsyncSpringAiJdbcChatMemoryRepository(AsyncJdbcChatMemoryRepository):
         )
 
     def _storable(self, messages: Sequence[Message] | Message, argument: str) -> list[Message]:
-        listed = [messages] if isinstance(messages, Message) else list(messages)
-        out: list[Message] = []
-        for i, m in enumerate(listed):
-            if not isinstance(m, Message):
-                out.append(m)  # the base class names the bad element
-                continue
-            lost = would_lose(m)
-            refused = [what for what in lost if what not in self.lossy]
-            if refused:
-                raise InvalidArgumentError(
-                    f"{argument}[{i}]",
-                    f"the spring-ai layout would lose its {', '.join(refused)}"
-                    f" (pass lossy=({', '.join(repr(r) for r in refused)},) to accept that)",
-                )
-            if "tool_calls" in lost or "tool_responses" in lost:
-                continue  # dropped whole, as Spring's saveAll drops them
-            if lost:
-                m = stripped(m)
-            if m.text is None:
-                raise InvalidArgumentError(f"{argument}[{i}]", "has no text (content is NOT NULL)")
-            out.append(m)
-        return out
+        return spring_ai_storable(messages, self.lossy, argument)
 
     # -- hooks -----------------------------------------------------------------------
     async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:

@@ -6,8 +6,7 @@ messages it can hold, and its rows decoded (the repository in ``_async/spring_ai
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,17 +17,21 @@ from chatmem.core import (
     Message,
     SchemaMode,
     SystemMessage,
-    ToolResponseMessage,
     UserMessage,
 )
-from chatmem.core.backend import InvalidArgumentError, WindowEdit, add_to_window
+from chatmem.core.backend import (
+    SPRING_AI_LOSSY,
+    InvalidArgumentError,
+    WindowEdit,
+    add_to_window,
+)
 
 SPRING_AI_TABLE_NAME = "SPRING_AI_CHAT_MEMORY"
 """Spring AI's table (2.0.1 hard-codes it: another name is for chatmem readers only)."""
 SPRING_AI_INITIALIZE_SCHEMA: SchemaMode = "embedded"
 """Spring Boot's ``spring.ai.chat.memory.repository.jdbc.initialize-schema`` default: create
 the table on embedded databases only, so on a server the table must exist already."""
-LOSSY = ("tool_calls", "tool_responses", "media", "metadata")
+LOSSY = SPRING_AI_LOSSY
 """What a write may drop when named in ``lossy`` (each is refused otherwise)."""
 
 TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
@@ -68,36 +71,6 @@ def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
         f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_SEQUENCE_ID_IDX\n"
         f"ON {table}(conversation_id, sequence_id)",
     ]
-
-
-def lossy_of(lossy: Iterable[str]) -> frozenset[str]:
-    if isinstance(lossy, str):
-        lossy = (lossy,)
-    names = frozenset(lossy)
-    unknown = sorted(names - set(LOSSY))
-    if unknown:
-        raise InvalidArgumentError(
-            "lossy", f"unknown {', '.join(unknown)} (known: {', '.join(LOSSY)})"
-        )
-    return names
-
-
-def would_lose(m: Message) -> list[str]:
-    lost = []
-    if isinstance(m, AssistantMessage) and m.tool_calls:
-        lost.append("tool_calls")
-    if isinstance(m, ToolResponseMessage):
-        lost.append("tool_responses")
-    if m.media:
-        lost.append("media")
-    if m.metadata:
-        lost.append("metadata")
-    return lost
-
-
-def stripped(m: Message) -> Message:
-    """``m`` without media and metadata (what the table cannot hold)."""
-    return dataclasses.replace(m, media=(), metadata={})
 
 
 def exact_edit(source: list[Message], new: Sequence[Message], max_messages: int) -> WindowEdit:
