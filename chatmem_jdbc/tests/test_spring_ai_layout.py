@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import uuid
+import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from chatmem.jdbc import (
     AsyncSpringAiJdbcChatMemoryRepository,
     JdbcChatMemoryRepository,
     SpringAiJdbcChatMemoryRepository,
+    spring_ai_schema,
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
 
@@ -450,3 +452,34 @@ def test_chatmem_schema_prints_springs_ddl_for_the_layout(server: ServerInfo) ->
     ).stdout
     assert "SPRING_AI_CHAT_MEMORY" in out.upper() and "sequence_id" in out
     assert "ai_chat_memory_conversation" not in out
+
+
+SCRIPTS = {"postgresql": "postgresql", "mysql": "mariadb", "mssql": "sqlserver", "oracle": "oracle"}
+
+
+@pytest.mark.parametrize("flavour", sorted(SCRIPTS))
+def test_chatmem_ddl_is_springs_script_text(flavour: str) -> None:
+    """chatmem's DDL is Spring's ``schema-<database>.sql`` from its jar, statement by
+    statement (whitespace aside): on SQL Server and Oracle, which no server here runs, this
+    is what the layout offers (DDL export)."""
+    jar = SPRING / "lib" / f"spring-ai-model-chat-memory-repository-jdbc-{VERSION}.jar"
+    if not jar.is_file():
+        reason = f"Spring AI's jars not installed in {SPRING} (run scripts/install/spring-ai.sh)"
+        if _required("postgres"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    path = f"org/springframework/ai/chat/memory/repository/jdbc/schema-{SCRIPTS[flavour]}.sql"
+    with zipfile.ZipFile(jar) as archive:
+        script = archive.read(path).decode()
+
+    def statements(text: str) -> list[str]:
+        return [" ".join(s.split()) for s in text.split(";") if s.strip()]
+
+    ours = spring_ai_schema("SPRING_AI_CHAT_MEMORY", flavour)
+    assert [" ".join(s.split()) for s in ours] == statements(script)
+    url = {"mssql": "mssql+pyodbc://u:p@h/db", "oracle": "oracle+oracledb://u:p@h/db"}
+    if flavour in url:  # exported without a connection; the layout itself refuses to run
+        assert (
+            JdbcChatMemoryRepository.schema_statements_for_url(f"{url[flavour]}?layout=spring-ai")
+            == ours
+        )

@@ -37,9 +37,52 @@ LOSSY = SPRING_AI_LOSSY
 TYPES = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
 
 
+def _export_only_schema(table: str, flavour: str) -> list[str]:
+    """Spring AI 2.0's ``schema-sqlserver.sql`` and ``schema-oracle.sql`` for ``table``
+    (DDL export only: no SQL Server or Oracle server runs here, so the layout is not run on
+    them)."""
+    if flavour == "mssql":
+        return [
+            f"IF OBJECT_ID('{table}', 'U') IS NULL\n"
+            f"CREATE TABLE {table} (\n"
+            "    conversation_id VARCHAR(36) NOT NULL,\n"
+            "    content NVARCHAR(MAX) NOT NULL,\n"
+            "    type VARCHAR(10) NOT NULL,\n"
+            "    [timestamp] DATETIME2 NOT NULL DEFAULT SYSDATETIME(),\n"
+            "    sequence_id BIGINT NOT NULL,\n"
+            "    CONSTRAINT TYPE_CHECK CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL'))\n"
+            ")",
+            f"IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name ="
+            f" '{table}_CONVERSATION_ID_TIMESTAMP_IDX')\n"
+            f"CREATE INDEX {table}_CONVERSATION_ID_TIMESTAMP_IDX"
+            f" ON {table}(conversation_id, [timestamp] DESC)",
+            f"IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name ="
+            f" '{table}_CONVERSATION_ID_SEQUENCE_ID_IDX')\n"
+            f"CREATE INDEX {table}_CONVERSATION_ID_SEQUENCE_ID_IDX"
+            f" ON {table}(conversation_id, sequence_id)",
+        ]
+    return [
+        f"CREATE TABLE {table} (\n"
+        "    CONVERSATION_ID VARCHAR2(36 CHAR) NOT NULL,\n"
+        "    CONTENT CLOB NOT NULL,\n"
+        '    "TYPE" VARCHAR2(10 CHAR) NOT NULL'
+        """ CHECK ("TYPE" IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL')),\n"""
+        '    "TIMESTAMP" TIMESTAMP NOT NULL,\n'
+        "    SEQUENCE_ID NUMBER(19) NOT NULL\n"
+        ")",
+        f"CREATE INDEX {table}_CONVERSATION_ID_TIMESTAMP_IDX"
+        f' ON {table}(CONVERSATION_ID, "TIMESTAMP")',
+        f"CREATE INDEX {table}_CONVERSATION_ID_SEQUENCE_ID_IDX"
+        f" ON {table}(CONVERSATION_ID, SEQUENCE_ID)",
+    ]
+
+
 def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
     """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql`` or
-    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too)."""
+    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too); for export
+    only, ``"mssql"`` and ``"oracle"`` give ``schema-sqlserver.sql`` and ``schema-oracle.sql``."""
+    if flavour in EXPORT_ONLY:
+        return _export_only_schema(table, flavour)
     if flavour == "postgresql":
         ts = '"timestamp"'
         create = (
@@ -110,6 +153,15 @@ def decode(result: Any) -> list[Message]:
     return out
 
 
+EXPORT_ONLY = ("mssql", "oracle")
+"""Databases whose Spring DDL ``chatmem schema`` exports, where the layout does not run."""
+
+
+def ddl_flavour_of(backend: str) -> str:
+    """The DDL flavour for ``backend``: ``flavour_of``'s, or an ``EXPORT_ONLY`` one."""
+    return backend if backend in EXPORT_ONLY else flavour_of(backend)
+
+
 def flavour_of(backend: str) -> str:
     """``"postgresql"`` or ``"mysql"`` (MariaDB too): the databases this layout runs on."""
     if backend.startswith("postgres"):
@@ -117,7 +169,9 @@ def flavour_of(backend: str) -> str:
     if backend in ("mysql", "mariadb"):
         return "mysql"
     raise InvalidArgumentError(
-        "url", f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
+        "url",
+        f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
+        " (SQL Server and Oracle: DDL export only, through schema_statements_for_url)",
     )
 
 

@@ -46,6 +46,7 @@ from .._native.dialects import dialect_for
 from .._native.spring_ai import (
     SPRING_AI_INITIALIZE_SCHEMA,
     SPRING_AI_TABLE_NAME,
+    ddl_flavour_of,
     decode,
     exact_edit,
     flavour_of,
@@ -128,8 +129,9 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
-        """Spring AI's DDL for ``url``, built without a connection."""
-        flavour = flavour_of(sa.engine.make_url(url).get_backend_name())
+        """Spring AI's DDL for ``url``, built without a connection (on SQL Server and Oracle
+        too, where the layout itself does not run)."""
+        flavour = ddl_flavour_of(sa.engine.make_url(url).get_backend_name())
         name = options.get("table_name", SPRING_AI_TABLE_NAME)
         JdbcConfig(table_name=name)
         return spring_ai_schema(name, flavour)
