@@ -11,8 +11,7 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,14 @@ from chatmem.core import (
     UserMessage,
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
+from conformance_tests.spring_ai import (
+    as_chatmem,
+    as_spring,
+    cid,
+    history,
+    msg,
+    same_instants,
+)
 
 pytestmark = pytest.mark.backend("cassandra")
 
@@ -122,36 +129,9 @@ def repo(server: ServerInfo, node: Spring) -> Any:
         yield r
 
 
-def cid(tag: str) -> str:
-    return f"{tag}-{uuid.uuid4().hex[:16]}"
-
-
-def msg(kind: str, text: str, ts: str | None = None) -> dict[str, Any]:
-    return {"type": kind, "text": text, "timestamp": ts}
-
-
-def as_spring(messages: list[Message]) -> list[dict[str, Any]]:
-    """chatmem messages in the harness's JSON shape (type, text, ISO instant)."""
-    out = []
-    for m in messages:
-        assert m.created_at is not None
-        ts = m.created_at.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-        out.append({"type": m.message_type.value, "text": m.text, "timestamp": ts})
-    return out
-
-
-def same(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> None:
-    """Equal lists of messages, timestamps compared as instants to the millisecond
-    (Cassandra's ``timestamp``)."""
-
-    def norm(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-        def when(r: dict[str, Any]) -> datetime:
-            ts = datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00"))
-            return ts.replace(microsecond=ts.microsecond // 1000 * 1000)
-
-        return [(r["type"], r["text"], when(r)) for r in rows]
-
-    assert norm(a) == norm(b)
+def same_ms(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> None:
+    """Equal lists of messages to the millisecond (Cassandra's ``timestamp``)."""
+    same_instants(a, b, resolution_us=1000)
 
 
 def rows_of(server: ServerInfo, conversation: str) -> list[Any]:
@@ -188,9 +168,9 @@ def test_spring_writes_and_chatmem_reads_the_same(
     assert {one, two} <= set(ids)
     mine = repo.find_by_conversation_id(one)
     assert [type(m) for m in mine] == [SystemMessage, UserMessage, AssistantMessage, UserMessage]
-    same(as_spring(mine), read_one)
-    same(read_one, replaced)
-    same(as_spring(repo.find_by_conversation_id(two)), read_two)
+    same_ms(as_spring(mine), read_one)
+    same_ms(read_one, replaced)
+    same_ms(as_spring(repo.find_by_conversation_id(two)), read_two)
     assert [m.position for m in mine] == [0, 1, 2, 3]  # the index in Spring's list
     assert {one, two} <= set(repo.find_conversation_ids())
     assert len(rows_of(server, one)) == 2  # Spring keeps the window it replaced
@@ -231,29 +211,15 @@ def test_chatmem_writes_and_spring_reads_the_same(repo: Repo, node: Spring) -> N
     )
     # the layout stores exactly the window, as Spring's MessageWindowChatMemory does
     assert [m["text"] for m in read_window] == ["sys", "q4", "a4"]
-    same(read_window, as_spring(memory.get(window)))
-    same(read_saved, as_spring(repo.find_by_conversation_id(saved)))
+    same_ms(read_window, as_spring(memory.get(window)))
+    same_ms(read_saved, as_spring(repo.find_by_conversation_id(saved)))
     assert [m["text"] for m in read_saved] == ["x", "y", "z", "appended"]
     assert read_gone == [] and gone not in repo.find_conversation_ids()
 
 
-def _history(n: int) -> list[dict[str, Any]]:
-    out = [msg("SYSTEM", "rules")]
-    for i in range(n):
-        out += [msg("USER", f"u{i}"), msg("ASSISTANT", f"a{i}")]
-        if i == n // 2:
-            out.append(msg("SYSTEM", "new rules"))
-    return out
-
-
-def _as_chatmem(m: dict[str, Any]) -> Message:
-    cls = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
-    return cls[m["type"]](m["text"])
-
-
 SIZES = (1, 2, 3, 4, 5, 8)
 SAME_CUT = (1, 3, 5)
-"""Sizes at which Spring 1.1's count cut lands on a user message over ``_history(6)``: there
+"""Sizes at which Spring 1.1's count cut lands on a user message over ``history(6)``: there
 1.1's window is 2.0's (and chatmem's) exactly."""
 
 
@@ -269,16 +235,16 @@ def test_windows_agree_with_springs(repo: Repo, node: Spring) -> None:
     """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
     chatmem's give the same window, up to 1.1's count cut (see ``snapped``), each over the
     other's rows too."""
-    history = _history(6)
+    replayed = history(6)
     ops: list[dict[str, Any]] = []
     before: dict[int, list[Message]] = {}
     ids = {size: (cid(f"ws{size}"), cid(f"wc{size}")) for size in SIZES}
     for size, (theirs, ours) in ids.items():
         memory = MessageWindowChatMemory(repo, max_messages=size)
-        for m in history:
-            memory.add(ours, _as_chatmem(m))
+        for m in replayed:
+            memory.add(ours, as_chatmem(m))
         before[size] = memory.get(ours)
-        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in history]
+        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in replayed]
         ops += [
             {"op": "window_get", "cid": theirs, "max": size},
             # Spring's window over what chatmem stored, then Spring adding to it
@@ -289,7 +255,7 @@ def test_windows_agree_with_springs(repo: Repo, node: Spring) -> None:
     results = iter(node(ops))
     for size, (theirs, ours) in ids.items():
         *_, spring_window, spring_over_ours, _, after_spring_add = (
-            next(results) for _ in range(len(history) + 4)
+            next(results) for _ in range(len(replayed) + 4)
         )
         memory = MessageWindowChatMemory(repo, max_messages=size)
         texts = [m["text"] for m in spring_window]
@@ -299,7 +265,7 @@ def test_windows_agree_with_springs(repo: Repo, node: Spring) -> None:
             assert texts == mine, size
         # Spring's window is what it stored: chatmem's window over it is the same list
         assert [m.text for m in memory.get(theirs)] == texts, size
-        same(spring_over_ours, as_spring(before[size]))  # Spring reads chatmem's window
+        same_ms(spring_over_ours, as_spring(before[size]))  # Spring reads chatmem's window
         # after Spring's add, chatmem reads the window Spring stored
         assert [m["text"] for m in after_spring_add] == [m.text for m in memory.get(ours)], size
 
@@ -466,7 +432,7 @@ def test_the_async_twin_shares_the_table(server: ServerInfo, node: Spring) -> No
 
     log = asyncio.run(run())
     (read,) = node([{"op": "read", "cid": c}])
-    same(read, as_spring(log))
+    same_ms(read, as_spring(log))
     assert [m["type"] for m in read] == ["SYSTEM", "USER", "ASSISTANT"]
 
 

@@ -11,9 +11,7 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 import zipfile
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,14 @@ from chatmem.jdbc import (
     spring_ai_schema,
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
+from conformance_tests.spring_ai import (
+    as_chatmem,
+    as_spring,
+    cid,
+    history,
+    msg,
+    same_instants,
+)
 
 pytestmark = pytest.mark.backend("postgres", "mariadb")
 
@@ -97,40 +103,6 @@ def repo(server: ServerInfo, jdbc_url: str) -> Any:
         yield r
 
 
-def cid(tag: str) -> str:
-    return f"{tag}-{uuid.uuid4().hex[:16]}"
-
-
-def msg(kind: str, text: str, ts: str | None = None) -> dict[str, Any]:
-    return {"type": kind, "text": text, "timestamp": ts}
-
-
-def as_spring(messages: list[Message]) -> list[dict[str, Any]]:
-    """chatmem messages in the harness's JSON shape (type, text, ISO instant)."""
-    out = []
-    for m in messages:
-        assert m.created_at is not None
-        ts = m.created_at.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-        out.append({"type": m.message_type.value, "text": m.text, "timestamp": ts})
-    return out
-
-
-def same_instants(
-    a: list[dict[str, Any]], b: list[dict[str, Any]], *, to_seconds: bool = False
-) -> None:
-    """Equal lists of messages, comparing timestamps as instants (Java prints ``...Z``);
-    ``to_seconds`` for MariaDB's ``TIMESTAMP``, which keeps whole seconds."""
-
-    def norm(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-        def when(r: dict[str, Any]) -> datetime:
-            ts = datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00"))
-            return ts.replace(microsecond=0) if to_seconds else ts
-
-        return [(r["type"], r["text"], when(r)) for r in rows]
-
-    assert norm(a) == norm(b)
-
-
 def test_spring_writes_and_chatmem_reads_the_same(
     repo: Repo, jdbc_url: str, server: ServerInfo
 ) -> None:
@@ -158,7 +130,7 @@ def test_spring_writes_and_chatmem_reads_the_same(
     mine = repo.find_by_conversation_id(one)
     assert [type(m) for m in mine] == [SystemMessage, UserMessage, AssistantMessage, UserMessage]
     same_instants(as_spring(mine), read_one)
-    same_instants(read_one, replaced, to_seconds=_is_mariadb(server))
+    same_instants(read_one, replaced, resolution_us=1_000_000 if _is_mariadb(server) else 1)
     same_instants(as_spring(repo.find_by_conversation_id(two)), read_two)
     assert [m.position for m in mine] == [0, 1, 2, 3]  # Spring's sequence_id
     assert {one, two} <= set(repo.find_conversation_ids())
@@ -206,36 +178,22 @@ def test_chatmem_writes_and_spring_reads_the_same(repo: Repo, jdbc_url: str) -> 
     assert read_gone == [] and gone not in ids and {window, saved} <= set(ids)
 
 
-def _history(n: int) -> list[dict[str, Any]]:
-    out = [msg("SYSTEM", "rules")]
-    for i in range(n):
-        out += [msg("USER", f"u{i}"), msg("ASSISTANT", f"a{i}")]
-        if i == n // 2:
-            out.append(msg("SYSTEM", "new rules"))
-    return out
-
-
-def _as_chatmem(m: dict[str, Any]) -> Message:
-    cls = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
-    return cls[m["type"]](m["text"])
-
-
 SIZES = (1, 2, 3, 5, 8)
 
 
 def test_windows_agree_with_springs(repo: Repo, jdbc_url: str) -> None:
     """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
     chatmem's give the same window, each over the other's rows too."""
-    history = _history(6)
+    replayed = history(6)
     ops: list[dict[str, Any]] = []
     before: dict[int, list[Message]] = {}
     ids = {size: (cid(f"ws{size}"), cid(f"wc{size}")) for size in SIZES}
     for size, (theirs, ours) in ids.items():
         memory = MessageWindowChatMemory(repo, max_messages=size)
-        for m in history:
-            memory.add(ours, _as_chatmem(m))
+        for m in replayed:
+            memory.add(ours, as_chatmem(m))
         before[size] = memory.get(ours)
-        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in history]
+        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in replayed]
         ops += [
             {"op": "window_get", "cid": theirs, "max": size},
             # Spring's window over what chatmem stored, then Spring adding to it
@@ -246,7 +204,7 @@ def test_windows_agree_with_springs(repo: Repo, jdbc_url: str) -> None:
     results = iter(spring(jdbc_url, "script", ops))
     for size, (theirs, ours) in ids.items():
         *_, spring_window, spring_over_ours, _, after_spring_add = (
-            next(results) for _ in range(len(history) + 4)
+            next(results) for _ in range(len(replayed) + 4)
         )
         memory = MessageWindowChatMemory(repo, max_messages=size)
         texts = [m["text"] for m in spring_window]
