@@ -4,9 +4,15 @@ test_spring_ai_layout.py``): messages in the JSON shape of the Java harnesses in
 
 from __future__ import annotations
 
+import json
+import subprocess
+import threading
 import uuid
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from chatmem.core import AssistantMessage, Message, SystemMessage, UserMessage
 
@@ -63,3 +69,43 @@ def as_chatmem(m: dict[str, Any]) -> Message:
     """A harness message as a chatmem one (type and text)."""
     cls = {"USER": UserMessage, "ASSISTANT": AssistantMessage, "SYSTEM": SystemMessage}
     return cls[m["type"]](m["text"])
+
+
+class Harness:
+    """One JVM running a harness's ``serve`` loop for a test module: Spring's repository,
+    answering one JSON list of operations per line (see the harnesses' usage)."""
+
+    def __init__(self, java: Path, classpath: str, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [java.read_text().strip(), "-cp", classpath, *argv, "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lock = threading.Lock()
+
+    def __call__(self, ops: list[dict[str, Any]]) -> Any:
+        """Run ``ops`` in Spring and return their results."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        with self.lock:
+            self.proc.stdin.write(json.dumps(ops) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        if not line:
+            assert self.proc.stderr is not None
+            pytest.fail(f"the Spring AI harness exited: {self.proc.stderr.read()[-3000:]}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def snapped(window: list[dict[str, Any]]) -> list[str]:
+    """Spring AI 1.1's window as 2.0 would keep it: 2.0's ``MessageWindowChatMemory`` moves
+    the cut forward to the next user message (no reply kept without its question); 1.1 cuts
+    by count only. chatmem follows 2.0."""
+    first_user = next((i for i, m in enumerate(window) if m["type"] == "USER"), len(window))
+    return [m["text"] for i, m in enumerate(window) if i >= first_user or m["type"] == "SYSTEM"]

@@ -6,7 +6,6 @@ same Cassandra node as chatmem, in Spring's default keyspace ``springframework``
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -40,12 +39,14 @@ from chatmem.core import (
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
 from conformance_tests.spring_ai import (
+    Harness,
     as_chatmem,
     as_spring,
     cid,
     history,
     msg,
     same_instants,
+    snapped,
 )
 
 pytestmark = pytest.mark.backend("cassandra")
@@ -69,42 +70,6 @@ def _url(server: ServerInfo) -> str:
     return f"cassandra://{target.contact_points[0]}:{target.port}?local_dc={target.local_dc}"
 
 
-class Spring:
-    """One JVM running the harness's ``serve`` loop for the module: Spring's repository,
-    built with its defaults (``initialize-schema`` true: it creates its own schema before
-    chatmem touches it), answering one list of operations per line."""
-
-    def __init__(self, server: ServerInfo) -> None:
-        target = parse_url(str(server.url))
-        node = [f"{target.contact_points[0]}:{target.port}", str(target.local_dc)]
-        java = (SPRING / "java").read_text().strip()
-        self.proc = subprocess.Popen(
-            [java, "-cp", CLASSPATH, HARNESS, *node, SPRING_AI_KEYSPACE, "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.lock = threading.Lock()
-
-    def __call__(self, ops: list[dict[str, Any]]) -> Any:
-        """Run ``ops`` in Spring and return their results."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        with self.lock:
-            self.proc.stdin.write(json.dumps(ops) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-        if not line:
-            assert self.proc.stderr is not None
-            pytest.fail(f"the Spring AI harness exited: {self.proc.stderr.read()[-3000:]}")
-        return json.loads(line)
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-
-
 @pytest.fixture(scope="module")
 def node(server: ServerInfo) -> Any:
     """Spring AI's repository on the test node (see ``Spring``)."""
@@ -115,14 +80,16 @@ def node(server: ServerInfo) -> Any:
         if _required():
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    runner = Spring(server)
+    target = parse_url(str(server.url))
+    node = [f"{target.contact_points[0]}:{target.port}", str(target.local_dc)]
+    runner = Harness(SPRING / "java", CLASSPATH, [HARNESS, *node, SPRING_AI_KEYSPACE])
     assert runner([{"op": "ids"}])[0] is not None  # up, with its schema created
     yield runner
     runner.close()
 
 
 @pytest.fixture
-def repo(server: ServerInfo, node: Spring) -> Any:
+def repo(server: ServerInfo, node: Harness) -> Any:
     with SpringAiCassandraChatMemoryRepository.from_url(
         _url(server), initialize_schema="never"
     ) as r:
@@ -145,7 +112,7 @@ def rows_of(server: ServerInfo, conversation: str) -> list[Any]:
 
 
 def test_spring_writes_and_chatmem_reads_the_same(
-    repo: Repo, node: Spring, server: ServerInfo
+    repo: Repo, node: Harness, server: ServerInfo
 ) -> None:
     one, two = cid("s1"), cid("s2")
     t = "2026-01-02T03:04:05.123Z"
@@ -177,7 +144,7 @@ def test_spring_writes_and_chatmem_reads_the_same(
 
 
 def test_chatmem_ls_lists_springs_ids_but_not_deleted_ones(
-    server: ServerInfo, node: Spring, repo: Repo
+    server: ServerInfo, node: Harness, repo: Repo
 ) -> None:
     ids = [cid("ls"), cid("ls")]
     gone = cid("ls-gone")
@@ -196,7 +163,7 @@ def test_chatmem_ls_lists_springs_ids_but_not_deleted_ones(
     assert gone not in done.stdout.split() and gone not in repo.find_conversation_ids()
 
 
-def test_chatmem_writes_and_spring_reads_the_same(repo: Repo, node: Spring) -> None:
+def test_chatmem_writes_and_spring_reads_the_same(repo: Repo, node: Harness) -> None:
     window, saved, gone = cid("w"), cid("sa"), cid("del")
     memory = MessageWindowChatMemory(repo, max_messages=4)
     memory.add(window, SystemMessage("sys"))
@@ -223,15 +190,7 @@ SAME_CUT = (1, 3, 5)
 1.1's window is 2.0's (and chatmem's) exactly."""
 
 
-def snapped(texts: list[dict[str, Any]]) -> list[str]:
-    """Spring AI 1.1's window as 2.0 would keep it: 2.0's ``MessageWindowChatMemory`` moves
-    the cut forward to the next user message (no reply kept without its question); 1.1 cuts
-    by count only. chatmem follows 2.0."""
-    first_user = next((i for i, m in enumerate(texts) if m["type"] == "USER"), len(texts))
-    return [m["text"] for i, m in enumerate(texts) if i >= first_user or m["type"] == "SYSTEM"]
-
-
-def test_windows_agree_with_springs(repo: Repo, node: Spring) -> None:
+def test_windows_agree_with_springs(repo: Repo, node: Harness) -> None:
     """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
     chatmem's give the same window, up to 1.1's count cut (see ``snapped``), each over the
     other's rows too."""
@@ -271,7 +230,7 @@ def test_windows_agree_with_springs(repo: Repo, node: Spring) -> None:
 
 
 def test_what_the_layout_cannot_hold_is_refused_by_name(
-    repo: Repo, node: Spring, server: ServerInfo
+    repo: Repo, node: Harness, server: ServerInfo
 ) -> None:
     c = cid("tool")
     call = AssistantMessage(
@@ -300,7 +259,7 @@ def test_what_the_layout_cannot_hold_is_refused_by_name(
     assert [m["text"] for m in read] == ["q", "42"]
 
 
-def test_eight_concurrent_chatmem_appenders_lose_nothing(repo: Repo, node: Spring) -> None:
+def test_eight_concurrent_chatmem_appenders_lose_nothing(repo: Repo, node: Harness) -> None:
     """Every write inserts the next row ``IF NOT EXISTS`` at a key derived from the row it
     read, so racing writers collide on one key and the losers retry."""
     c, writers, each = cid("race"), 8, 10
@@ -333,7 +292,7 @@ def test_eight_concurrent_chatmem_appenders_lose_nothing(repo: Repo, node: Sprin
 
 
 def test_a_concurrent_spring_writer_can_drop_a_chatmem_append(
-    repo: Repo, node: Spring, server: ServerInfo
+    repo: Repo, node: Harness, server: ServerInfo
 ) -> None:
     """What the Cassandra page warns of: Spring's add is a read, then a blind insert of the
     whole list under the current time, so a chatmem append between the two is hidden (it
@@ -360,7 +319,7 @@ _FACTS = (
 )
 
 
-def test_chatmem_ddl_is_springs(server: ServerInfo, node: Spring) -> None:
+def test_chatmem_ddl_is_springs(server: ServerInfo, node: Harness) -> None:
     """The keyspace, type and table chatmem creates are those Spring's repository created."""
     keyspace = f"spring_{unique_suffix()}"
     session = server.extra["session"]
@@ -409,7 +368,7 @@ def test_schema_defaults_are_springs(server: ServerInfo) -> None:
     assert ttl.schema_statements()[-1].endswith("AND default_time_to_live = 172800")
 
 
-def test_layout_is_chosen_by_name(server: ServerInfo, node: Spring) -> None:
+def test_layout_is_chosen_by_name(server: ServerInfo, node: Harness) -> None:
     with CassandraChatMemoryRepository.from_url(
         _url(server), layout="spring-ai", initialize_schema="never"
     ) as r:
@@ -419,7 +378,7 @@ def test_layout_is_chosen_by_name(server: ServerInfo, node: Spring) -> None:
         CassandraChatMemoryRepository.from_url(_url(server), layout="spring")
 
 
-def test_the_async_twin_shares_the_table(server: ServerInfo, node: Spring) -> None:
+def test_the_async_twin_shares_the_table(server: ServerInfo, node: Harness) -> None:
     c = cid("async")
 
     async def run() -> list[Message]:

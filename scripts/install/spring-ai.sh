@@ -4,10 +4,11 @@
 #
 # - spring-ai-<2.0.1>: spring-ai-model-chat-memory-repository-jdbc with spring-jdbc and the
 #   PostgreSQL and MariaDB JDBC drivers; harness SpringAiHarness (Jackson 3).
-# - spring-ai-<1.1.2>: spring-ai-model-chat-memory-repository-cassandra (with the DataStax
-#   driver it brings); harness SpringAiCassandraHarness (Jackson 2). On 2026-12-04 Maven
+# - spring-ai-<1.1.2>: spring-ai-model-chat-memory-repository-cassandra and -neo4j (with the
+#   DataStax and Neo4j drivers they bring); harnesses SpringAiCassandraHarness and
+#   SpringAiNeo4jHarness (Jackson 2). On 2026-12-04 Maven
 #   Central had no 2.0.1 of the Cassandra, Neo4j, MongoDB or Redis repositories (and no Redis
-#   one at 1.1.2), so the Cassandra layout is checked against 1.1.2, Spring's newest there.
+#   one at 1.1.2), so the Cassandra and Neo4j layouts are checked against 1.1.2, Spring's newest there.
 #
 # Result: $CACHE/spring-ai-<version>/{lib/*.jar, classes/<Harness>.class, java, VERSION,
 # .complete} where CACHE is $CHATMEM_CACHE or ~/.cache/chatmem. Idempotent: a complete cache
@@ -28,11 +29,13 @@ log() { echo "[install/spring-ai] $*" >&2; }
 # shellcheck source=../lib/java17.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib/java17.sh"
 
-# ready DIR HARNESS...: a complete cache whose harnesses are newer than their sources
+# ready DIR DEPENDENCIES_XML HARNESS...: a complete cache of these dependencies whose
+# harnesses are newer than their sources
 ready() {
-    local dir="$1" name
-    shift
+    local dir="$1" deps="$2" name
+    shift 2
     [ -f "$dir/.complete" ] && [ -x "$(cat "$dir/java" 2>/dev/null)" ] || return 1
+    [ "$(cat "$dir/DEPENDENCIES" 2>/dev/null)" = "$deps" ] || return 1
     for name in "$@"; do
         [ "$dir/classes/$name.class" -nt "$SOURCES/$name.java" ] || return 1
     done
@@ -42,10 +45,12 @@ ready() {
 install() {
     local version="$1" deps="$2" dir="$CACHE/spring-ai-$1" work name
     shift 2
-    if ready "$dir" "$@"; then
+    if ready "$dir" "$deps" "$@"; then
         log "ready: $dir"
         return 0
     fi
+    # resolved for other dependencies (an older harness set): resolve again
+    [ "$(cat "$dir/DEPENDENCIES" 2>/dev/null)" = "$deps" ] || rm -f "$dir/.complete"
     if ! JAVA="$(find_java17)" || ! command -v mvn >/dev/null; then
         log "installing openjdk-17 and maven with apt"
         export DEBIAN_FRONTEND=noninteractive
@@ -82,6 +87,7 @@ POM
         fi
         rm -rf "$dir" && mv "$dir.tmp" "$dir"
         echo "$version" > "$dir/VERSION"
+        printf '%s' "$deps" > "$dir/DEPENDENCIES"
         touch "$dir/.complete"
         rm -rf "$work"
     fi
@@ -112,5 +118,5 @@ install "$VERSION" "$(spring spring-ai-model-chat-memory-repository-jdbc)
       <version>$MARIADB_DRIVER</version>
     </dependency>" SpringAiHarness
 
-install "$CASSANDRA_VERSION" "$(spring spring-ai-model-chat-memory-repository-cassandra)" \
-    SpringAiCassandraHarness
+install "$CASSANDRA_VERSION" "$(spring spring-ai-model-chat-memory-repository-cassandra)$(
+    spring spring-ai-model-chat-memory-repository-neo4j)" SpringAiCassandraHarness SpringAiNeo4jHarness

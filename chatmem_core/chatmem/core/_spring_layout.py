@@ -42,20 +42,25 @@ def would_lose(m: Message) -> list[str]:
 
 
 def spring_ai_storable(
-    messages: Sequence[Message] | Message, lossy: frozenset[str], argument: str = "messages"
+    messages: Sequence[Message] | Message,
+    lossy: frozenset[str],
+    argument: str = "messages",
+    holds: frozenset[str] = frozenset(),
 ) -> list[Message]:
     """``messages`` as a Spring AI layout stores them, before any I/O: refused
     (``InvalidArgumentError`` naming the element and what it would lose) unless every loss
     is named in ``lossy``; tool calls and tool responses are then dropped whole (as Spring's
-    ``saveAll`` drops them), media and metadata stripped. A message without text is refused
-    (Spring's content is required). Non-messages pass through for the caller's validation."""
+    JDBC and Cassandra ``saveAll`` drop them), media and metadata stripped. ``holds`` names
+    what the layout keeps (Neo4j's keeps tool calls and responses). A message without text
+    is refused unless it is held for its tool parts (Spring's content is required).
+    Non-messages pass through for the caller's validation."""
     listed = [messages] if isinstance(messages, Message) else list(messages)
     out: list[Message] = []
     for i, m in enumerate(listed):
         if not isinstance(m, Message):
             out.append(m)  # the base class names the bad element
             continue
-        lost = would_lose(m)
+        lost = [what for what in would_lose(m) if what not in holds]
         refused = [what for what in lost if what not in lossy]
         if refused:
             raise InvalidArgumentError(
@@ -67,7 +72,10 @@ def spring_ai_storable(
             continue
         if lost:
             m = dataclasses.replace(m, media=(), metadata={})
-        if m.text is None:
+        tools = isinstance(m, ToolResponseMessage) or (
+            isinstance(m, AssistantMessage) and bool(m.tool_calls)
+        )
+        if not tools and m.text is None:
             raise InvalidArgumentError(f"{argument}[{i}]", "has no text (content is NOT NULL)")
         out.append(m)
     return out

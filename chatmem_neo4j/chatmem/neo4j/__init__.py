@@ -5,6 +5,7 @@ from chatmem.core.backend import require
 require("neo4j", "neo4j")
 
 from ._async.repository import AsyncNeo4jChatMemoryRepository  # noqa: E402
+from ._async.spring_ai import AsyncSpringAiNeo4jChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_DATABASE,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -18,12 +19,14 @@ from ._config import (  # noqa: E402
     Neo4jUrl,
     parse_url,
 )
+from ._native.spring_ai import SpringAiNeo4jLabels  # noqa: E402
 from ._records import (  # noqa: E402
     DEFAULT_MEMORY_LABEL,
     DEFAULT_USER_LABEL,
     Neo4jMemoryRecordRepository,
 )
 from ._sync.repository import Neo4jChatMemoryRepository  # noqa: E402
+from ._sync.spring_ai import SpringAiNeo4jChatMemoryRepository  # noqa: E402
 
 __all__ = [
     "DEFAULT_DATABASE",
@@ -37,9 +40,12 @@ __all__ = [
     "DEFAULT_TOOL_RESPONSE_LABEL",
     "DEFAULT_USER_LABEL",
     "AsyncNeo4jChatMemoryRepository",
+    "AsyncSpringAiNeo4jChatMemoryRepository",
     "Neo4jChatMemoryRepository",
     "Neo4jConfig",
     "Neo4jMemoryRecordRepository",
     "Neo4jUrl",
+    "SpringAiNeo4jChatMemoryRepository",
+    "SpringAiNeo4jLabels",
     "parse_url",
 ]

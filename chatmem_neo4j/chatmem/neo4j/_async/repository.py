@@ -43,6 +43,7 @@ from chatmem.core.backend import (
 from .._codec import message_params, messages_from_rows, shape_of
 from .._config import Neo4jConfig, parse_url
 from .._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
+from .._native.spring_ai import split_layout
 from .._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 from .schema_ops import async_create_schema, async_schema_state
 
@@ -67,6 +68,9 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset({Capability.LABELS})
+    layouts: ClassVar[dict[str, Any]] = {}
+    """The other layouts ``from_url(url, layout=...)`` builds, by name (``"spring-ai"``:
+    ``AsyncSpringAiNeo4jChatMemoryRepository``, registered by its module)."""
 
     def __init__(self, driver: neo4j.AsyncDriver, **options: Any) -> None:
         if not isinstance(driver, neo4j.AsyncDriver):
@@ -102,7 +106,13 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         URL (percent-encoded) become basic auth. ``driver_options`` go to
         ``neo4j.AsyncGraphDatabase.driver`` (e.g. ``connection_timeout``,
         ``max_transaction_retry_time``). The schema is created (``"always"``) before this
-        returns; ``close()`` closes this driver."""
+        returns; ``close()`` closes this driver. ``layout="spring-ai"`` (or a
+        ``layout=spring-ai`` URL query parameter) builds Spring AI's layout instead."""
+        url, layout = split_layout(url, options)
+        if layout != "chatmem":
+            return await cls.layouts[layout].from_url(  # type: ignore[no-any-return]
+                url, driver_options=driver_options, **options
+            )
         target = parse_url(url)
         auth = None
         if target.user is not None:
@@ -131,7 +141,11 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
-        """The DDL for ``url`` and label ``options``, built without a connection."""
+        """The DDL for ``url`` and label ``options``, built without a connection (Spring AI's
+        for ``layout="spring-ai"``)."""
+        url, layout = split_layout(url, options)
+        if layout != "chatmem":
+            return cls.layouts[layout].schema_statements_for_url(url, **options)  # type: ignore[no-any-return]
         parse_url(url)
         return Schema.of(Neo4jConfig.from_options(options)).ddl()
 

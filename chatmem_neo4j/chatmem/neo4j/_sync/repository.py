@@ -43,6 +43,7 @@ from chatmem.core.backend import (
 from .._codec import message_params, messages_from_rows, shape_of
 from .._config import Neo4jConfig, parse_url
 from .._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
+from .._native.spring_ai import split_layout
 from .._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 from .schema_ops import create_schema, schema_state
 
@@ -66,6 +67,9 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
     """
 
     capabilities: ClassVar[frozenset[str]] = frozenset({Capability.LABELS})
+    layouts: ClassVar[dict[str, Any]] = {}
+    """The other layouts ``from_url(url, layout=...)`` builds, by name (``"spring-ai"``:
+    ``SpringAiNeo4jChatMemoryRepository``, registered by its module)."""
 
     def __init__(self, driver: neo4j.Driver, **options: Any) -> None:
         if not isinstance(driver, neo4j.Driver):
@@ -96,7 +100,13 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
         URL (percent-encoded) become basic auth. ``driver_options`` go to
         ``neo4j.GraphDatabase.driver`` (e.g. ``connection_timeout``,
         ``max_transaction_retry_time``). The schema is created (``"always"``) before this
-        returns; ``close()`` closes this driver."""
+        returns; ``close()`` closes this driver. ``layout="spring-ai"`` (or a
+        ``layout=spring-ai`` URL query parameter) builds Spring AI's layout instead."""
+        url, layout = split_layout(url, options)
+        if layout != "chatmem":
+            return cls.layouts[layout].from_url(  # type: ignore[no-any-return]
+                url, driver_options=driver_options, **options
+            )
         target = parse_url(url)
         auth = None
         if target.user is not None:
@@ -120,7 +130,11 @@ class Neo4jChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
-        """The DDL for ``url`` and label ``options``, built without a connection."""
+        """The DDL for ``url`` and label ``options``, built without a connection (Spring AI's
+        for ``layout="spring-ai"``)."""
+        url, layout = split_layout(url, options)
+        if layout != "chatmem":
+            return cls.layouts[layout].schema_statements_for_url(url, **options)  # type: ignore[no-any-return]
         parse_url(url)
         return Schema.of(Neo4jConfig.from_options(options)).ddl()
 

@@ -1,0 +1,153 @@
+// Drives Spring AI's own Neo4jChatMemoryRepository (and its MessageWindowChatMemory) against
+// the Neo4j server chatmem's tests use, so chatmem's Spring AI layout on Neo4j is checked
+// against Spring itself. Spring AI 1.1 (Jackson 2): its Neo4j repository was not on Maven
+// Central at 2.0. Compiled once by scripts/install/spring-ai.sh.
+//
+// Usage: java -cp "lib/*:classes" SpringAiNeo4jHarness BOLT_URI COMMAND
+//   schema   build the repository (its config creates Spring's two indexes)
+//   script   read a JSON list of operations on stdin, print a JSON list of their results
+//            (the operations of SpringAiHarness.java: save, read, ids, delete, window_add,
+//            window_get; M is {"type","text"} with an optional ISO "timestamp" and, for
+//            ASSISTANT, optional "tool_calls"; TOOL has "responses":[{"id","name","data"}]; a
+//            read message also prints its tool calls and responses)
+//   serve    the same, one JSON list per line in and one result line out, until stdin ends
+//            (one JVM and one session for a whole test module)
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import org.springframework.ai.chat.memory.ChatMemoryRepository;
+import org.springframework.ai.chat.memory.MessageWindowChatMemory;
+import org.springframework.ai.chat.memory.repository.neo4j.Neo4jChatMemoryRepository;
+import org.springframework.ai.chat.memory.repository.neo4j.Neo4jChatMemoryRepositoryConfig;
+import org.springframework.ai.chat.messages.AssistantMessage;
+import org.springframework.ai.chat.messages.Message;
+import org.springframework.ai.chat.messages.SystemMessage;
+import org.springframework.ai.chat.messages.ToolResponseMessage;
+import org.springframework.ai.chat.messages.UserMessage;
+import org.neo4j.driver.AuthTokens;
+import org.neo4j.driver.Driver;
+import org.neo4j.driver.GraphDatabase;
+
+public class SpringAiNeo4jHarness {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: SpringAiNeo4jHarness BOLT_URI schema|script|serve");
+            System.exit(2);
+        }
+        try (Driver driver = GraphDatabase.driver(args[0], AuthTokens.none())) {
+            Neo4jChatMemoryRepository repo = new Neo4jChatMemoryRepository(
+                    Neo4jChatMemoryRepositoryConfig.builder().withDriver(driver).build());
+            switch (args[1]) {
+                case "schema" -> System.out.println(JSON.writeValueAsString(Map.of("ok", true)));
+                case "script" -> System.out.println(JSON.writeValueAsString(
+                        script(repo, JSON.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8)))));
+                case "serve" -> {
+                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                    for (String line = in.readLine(); line != null; line = in.readLine()) {
+                        System.out.println(JSON.writeValueAsString(script(repo, JSON.readTree(line))));
+                        System.out.flush();
+                    }
+                }
+                default -> {
+                    System.err.println("unknown command " + args[1]);
+                    System.exit(2);
+                }
+            }
+        }
+    }
+
+    static List<Object> script(Neo4jChatMemoryRepository repo, JsonNode ops) throws IOException {
+        List<Object> results = new ArrayList<>();
+        for (JsonNode op : ops) {
+            String cid = op.path("cid").asText("");
+            switch (op.get("op").asText()) {
+                case "save" -> {
+                    repo.saveAll(cid, messages(op.get("messages")));
+                    results.add(Map.of("ok", true));
+                }
+                case "read" -> results.add(encode(repo.findByConversationId(cid)));
+                case "ids" -> results.add(repo.findConversationIds());
+                case "delete" -> {
+                    repo.deleteByConversationId(cid);
+                    results.add(Map.of("ok", true));
+                }
+                case "window_add" -> {
+                    window(repo, op.get("max").asInt()).add(cid, messages(op.get("messages")));
+                    results.add(Map.of("ok", true));
+                }
+                case "window_get" -> results.add(encode(window(repo, op.get("max").asInt()).get(cid)));
+                default -> throw new IllegalArgumentException("unknown op " + op);
+            }
+        }
+        return results;
+    }
+
+    static MessageWindowChatMemory window(ChatMemoryRepository repo, int max) {
+        return MessageWindowChatMemory.builder().chatMemoryRepository(repo).maxMessages(max).build();
+    }
+
+    static List<Message> messages(JsonNode list) {
+        List<Message> out = new ArrayList<>();
+        for (JsonNode m : list) {
+            String text = m.path("text").asText("");
+            out.add(switch (m.get("type").asText()) {
+                case "USER" -> UserMessage.builder().text(text).build();
+                case "SYSTEM" -> SystemMessage.builder().text(text).build();
+                case "ASSISTANT" -> {
+                    List<AssistantMessage.ToolCall> calls = new ArrayList<>();
+                    for (JsonNode c : m.path("tool_calls")) {
+                        calls.add(new AssistantMessage.ToolCall(c.get("id").asText(), "function",
+                                c.get("name").asText(), c.path("arguments").asText("{}")));
+                    }
+                    yield AssistantMessage.builder().content(text).toolCalls(calls).build();
+                }
+                case "TOOL" -> {
+                    List<ToolResponseMessage.ToolResponse> responses = new ArrayList<>();
+                    for (JsonNode r : m.path("responses")) {
+                        responses.add(new ToolResponseMessage.ToolResponse(r.get("id").asText(),
+                                r.get("name").asText(), r.get("data").asText()));
+                    }
+                    yield ToolResponseMessage.builder().responses(responses).build();
+                }
+                default -> throw new IllegalArgumentException("unknown message type " + m);
+            });
+        }
+        return out;
+    }
+
+    static List<Map<String, Object>> encode(List<Message> messages) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Message m : messages) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("type", m.getMessageType().name());
+            row.put("text", m.getText());
+            if (m instanceof AssistantMessage a && a.hasToolCalls()) {
+                List<Map<String, Object>> calls = new ArrayList<>();
+                for (AssistantMessage.ToolCall c : a.getToolCalls()) {
+                    calls.add(Map.of("id", c.id(), "name", c.name(), "arguments", c.arguments()));
+                }
+                row.put("tool_calls", calls);
+            }
+            if (m instanceof ToolResponseMessage t) {
+                List<Map<String, Object>> responses = new ArrayList<>();
+                for (ToolResponseMessage.ToolResponse r : t.getResponses()) {
+                    responses.add(Map.of("id", r.id(), "name", r.name(), "data", r.responseData()));
+                }
+                row.put("responses", responses);
+            }
+            out.add(row);
+        }
+        return out;
+    }
+}
