@@ -8,6 +8,7 @@ import json
 import subprocess
 import threading
 import uuid
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,83 @@ def snapped(window: list[dict[str, Any]]) -> list[str]:
     by count only. chatmem follows 2.0."""
     first_user = next((i for i, m in enumerate(window) if m["type"] == "USER"), len(window))
     return [m["text"] for i, m in enumerate(window) if i >= first_user or m["type"] == "SYSTEM"]
+
+
+def assert_windows_agree(
+    repo: Any,
+    spring: Callable[[list[dict[str, Any]]], Any],
+    sizes: Sequence[int],
+    compare: Callable[[list[dict[str, Any]], list[Message]], None],
+    exact_sizes: Sequence[int] | None = None,
+) -> None:
+    """Replay ``history(6)`` one message at a time into Spring's ``MessageWindowChatMemory``
+    and chatmem's for each size (one call of ``spring`` for all): the same window, up to
+    Spring 1.1's count cut (``snapped``; exact at ``exact_sizes``, or at every size when
+    None), each side's window over the other's rows, and Spring adding to chatmem's rows.
+    ``compare`` checks Spring's rows against chatmem's messages (texts, timestamps...)."""
+    from chatmem.core import MessageWindowChatMemory
+
+    replayed = history(6)
+    ops: list[dict[str, Any]] = []
+    before: dict[int, list[Message]] = {}
+    ids = {size: (cid(f"ws{size}"), cid(f"wc{size}")) for size in sizes}
+    for size, (theirs, ours) in ids.items():
+        memory = MessageWindowChatMemory(repo, max_messages=size)
+        for m in replayed:
+            memory.add(ours, as_chatmem(m))
+        before[size] = memory.get(ours)
+        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in replayed]
+        ops += [
+            {"op": "window_get", "cid": theirs, "max": size},
+            # Spring's window over what chatmem stored, then Spring adding to it
+            {"op": "window_get", "cid": ours, "max": size},
+            {"op": "window_add", "cid": ours, "max": size, "messages": [msg("USER", "last")]},
+            {"op": "window_get", "cid": ours, "max": size},
+        ]
+    results = iter(spring(ops))
+    for size, (theirs, ours) in ids.items():
+        *_, spring_window, spring_over_ours, _, after_spring_add = (
+            next(results) for _ in range(len(replayed) + 4)
+        )
+        memory = MessageWindowChatMemory(repo, max_messages=size)
+        mine = [m.text for m in before[size]]
+        assert snapped(spring_window) == mine, size  # the same rule, up to 1.1's cut
+        if exact_sizes is None or size in exact_sizes:
+            assert [m["text"] for m in spring_window] == mine, size
+        # Spring's window is what it stored: chatmem's window over it is the same list
+        assert [m.text for m in memory.get(theirs)] == [m["text"] for m in spring_window], size
+        compare(spring_over_ours, before[size])  # Spring reads chatmem's window
+        # after Spring's add, chatmem reads the window Spring stored
+        assert [m["text"] for m in after_spring_add] == [m.text for m in memory.get(ours)], size
+
+
+def race_appenders(repo: Any, conversation: str, writers: int = 8, each: int = 10) -> list[Message]:
+    """``writers`` threads appending ``each`` messages to one conversation at once: every
+    message is stored, each writer's in its own order; returns the stored log."""
+    from chatmem.core import UserMessage
+
+    barrier = threading.Barrier(writers)
+    errors: list[BaseException] = []
+
+    def write(w: int) -> None:
+        try:
+            barrier.wait()
+            for i in range(each):
+                repo.append(conversation, UserMessage(f"{w}:{i}"))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    log: list[Message] = repo.find_by_conversation_id(conversation)
+    assert sorted(m.text or "" for m in log) == sorted(
+        f"{w}:{i}" for w in range(writers) for i in range(each)
+    )
+    for w in range(writers):  # each writer's messages in its own order
+        mine = [m.text for m in log if (m.text or "").startswith(f"{w}:")]
+        assert mine == [f"{w}:{i}" for i in range(each)]
+    return log

@@ -9,7 +9,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import threading
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,13 +39,12 @@ from chatmem.core import (
 from chatmem.testing.harness import ServerInfo, unique_suffix
 from conformance_tests.spring_ai import (
     Harness,
-    as_chatmem,
     as_spring,
+    assert_windows_agree,
     cid,
-    history,
     msg,
+    race_appenders,
     same_instants,
-    snapped,
 )
 
 pytestmark = pytest.mark.backend("cassandra")
@@ -191,42 +189,11 @@ SAME_CUT = (1, 3, 5)
 
 
 def test_windows_agree_with_springs(repo: Repo, node: Harness) -> None:
-    """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
-    chatmem's give the same window, up to 1.1's count cut (see ``snapped``), each over the
-    other's rows too."""
-    replayed = history(6)
-    ops: list[dict[str, Any]] = []
-    before: dict[int, list[Message]] = {}
-    ids = {size: (cid(f"ws{size}"), cid(f"wc{size}")) for size in SIZES}
-    for size, (theirs, ours) in ids.items():
-        memory = MessageWindowChatMemory(repo, max_messages=size)
-        for m in replayed:
-            memory.add(ours, as_chatmem(m))
-        before[size] = memory.get(ours)
-        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in replayed]
-        ops += [
-            {"op": "window_get", "cid": theirs, "max": size},
-            # Spring's window over what chatmem stored, then Spring adding to it
-            {"op": "window_get", "cid": ours, "max": size},
-            {"op": "window_add", "cid": ours, "max": size, "messages": [msg("USER", "last")]},
-            {"op": "window_get", "cid": ours, "max": size},
-        ]
-    results = iter(node(ops))
-    for size, (theirs, ours) in ids.items():
-        *_, spring_window, spring_over_ours, _, after_spring_add = (
-            next(results) for _ in range(len(replayed) + 4)
-        )
-        memory = MessageWindowChatMemory(repo, max_messages=size)
-        texts = [m["text"] for m in spring_window]
-        mine = [m.text for m in before[size]]
-        assert snapped(spring_window) == mine, size  # the same rule, up to 1.1's cut
-        if size in SAME_CUT:
-            assert texts == mine, size
-        # Spring's window is what it stored: chatmem's window over it is the same list
-        assert [m.text for m in memory.get(theirs)] == texts, size
-        same_ms(spring_over_ours, as_spring(before[size]))  # Spring reads chatmem's window
-        # after Spring's add, chatmem reads the window Spring stored
-        assert [m["text"] for m in after_spring_add] == [m.text for m in memory.get(ours)], size
+    """Spring's MessageWindowChatMemory and chatmem's give the same window, up to 1.1's
+    count cut (``snapped``), each over the other's rows too."""
+    assert_windows_agree(
+        repo, node, SIZES, lambda rows, ms: same_ms(rows, as_spring(ms)), exact_sizes=SAME_CUT
+    )
 
 
 def test_what_the_layout_cannot_hold_is_refused_by_name(
@@ -262,31 +229,8 @@ def test_what_the_layout_cannot_hold_is_refused_by_name(
 def test_eight_concurrent_chatmem_appenders_lose_nothing(repo: Repo, node: Harness) -> None:
     """Every write inserts the next row ``IF NOT EXISTS`` at a key derived from the row it
     read, so racing writers collide on one key and the losers retry."""
-    c, writers, each = cid("race"), 8, 10
-    barrier = threading.Barrier(writers)
-    errors: list[BaseException] = []
-
-    def write(w: int) -> None:
-        try:
-            barrier.wait()
-            for i in range(each):
-                repo.append(c, UserMessage(f"{w}:{i}"))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    log = repo.find_by_conversation_id(c)
-    assert sorted(m.text for m in log) == sorted(
-        f"{w}:{i}" for w in range(writers) for i in range(each)
-    )
-    for w in range(writers):  # each writer's messages in its own order
-        mine = [m.text for m in log if m.text.startswith(f"{w}:")]
-        assert mine == [f"{w}:{i}" for i in range(each)]
+    c = cid("race")
+    log = race_appenders(repo, c)
     (read,) = node([{"op": "read", "cid": c}])
     assert [m["text"] for m in read] == [m.text for m in log]
 

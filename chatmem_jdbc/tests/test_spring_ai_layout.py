@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -39,11 +38,11 @@ from chatmem.jdbc import (
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
 from conformance_tests.spring_ai import (
-    as_chatmem,
     as_spring,
+    assert_windows_agree,
     cid,
-    history,
     msg,
+    race_appenders,
     same_instants,
 )
 
@@ -181,37 +180,15 @@ def test_chatmem_writes_and_spring_reads_the_same(repo: Repo, jdbc_url: str) -> 
 SIZES = (1, 2, 3, 5, 8)
 
 
-def test_windows_agree_with_springs(repo: Repo, jdbc_url: str) -> None:
+def test_windows_agree_with_springs(repo: Repo, jdbc_url: str, server: ServerInfo) -> None:
     """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
     chatmem's give the same window, each over the other's rows too."""
-    replayed = history(6)
-    ops: list[dict[str, Any]] = []
-    before: dict[int, list[Message]] = {}
-    ids = {size: (cid(f"ws{size}"), cid(f"wc{size}")) for size in SIZES}
-    for size, (theirs, ours) in ids.items():
-        memory = MessageWindowChatMemory(repo, max_messages=size)
-        for m in replayed:
-            memory.add(ours, as_chatmem(m))
-        before[size] = memory.get(ours)
-        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in replayed]
-        ops += [
-            {"op": "window_get", "cid": theirs, "max": size},
-            # Spring's window over what chatmem stored, then Spring adding to it
-            {"op": "window_get", "cid": ours, "max": size},
-            {"op": "window_add", "cid": ours, "max": size, "messages": [msg("USER", "last")]},
-            {"op": "window_get", "cid": ours, "max": size},
-        ]
-    results = iter(spring(jdbc_url, "script", ops))
-    for size, (theirs, ours) in ids.items():
-        *_, spring_window, spring_over_ours, _, after_spring_add = (
-            next(results) for _ in range(len(replayed) + 4)
-        )
-        memory = MessageWindowChatMemory(repo, max_messages=size)
-        texts = [m["text"] for m in spring_window]
-        assert texts == [m.text for m in before[size]], size  # the same rule on both sides
-        assert [m.text for m in memory.get(theirs)] == texts, size  # chatmem over Spring's rows
-        same_instants(spring_over_ours, as_spring(before[size]))
-        assert [m["text"] for m in after_spring_add] == [m.text for m in memory.get(ours)], size
+    resolution = 1_000_000 if _is_mariadb(server) else 1
+
+    def compare(rows: list[dict[str, Any]], messages: list[Message]) -> None:
+        same_instants(rows, as_spring(messages), resolution_us=resolution)
+
+    assert_windows_agree(repo, lambda ops: spring(jdbc_url, "script", ops), SIZES, compare)
 
 
 def test_what_the_layout_cannot_hold_is_refused_by_name(repo: Repo, jdbc_url: str) -> None:
@@ -260,32 +237,9 @@ def test_what_the_layout_cannot_hold_is_refused_by_name(repo: Repo, jdbc_url: st
 
 
 def test_eight_concurrent_chatmem_appenders_lose_nothing(repo: Repo, jdbc_url: str) -> None:
-    c, writers, each = cid("race"), 8, 25
-    barrier = threading.Barrier(writers)
-    errors: list[BaseException] = []
-
-    def write(w: int) -> None:
-        try:
-            barrier.wait()
-            for i in range(each):
-                repo.append(c, UserMessage(f"{w}:{i}"))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    log = repo.find_by_conversation_id(c)
-    assert sorted(m.text for m in log) == sorted(
-        f"{w}:{i}" for w in range(writers) for i in range(each)
-    )
-    assert [m.position for m in log] == list(range(writers * each))  # unique, gap-free
-    for w in range(writers):  # each writer's messages in its own order
-        mine = [m.text for m in log if m.text.startswith(f"{w}:")]
-        assert mine == [f"{w}:{i}" for i in range(each)]
+    c = cid("race")
+    log = race_appenders(repo, c, writers=8, each=25)
+    assert [m.position for m in log] == list(range(8 * 25))  # unique, gap-free
     (read,) = spring(jdbc_url, "script", [{"op": "read", "cid": c}])
     assert [m["text"] for m in read] == [m.text for m in log]
 

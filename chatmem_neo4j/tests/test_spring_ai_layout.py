@@ -9,7 +9,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from chatmem.neo4j import (
     SpringAiNeo4jChatMemoryRepository,
 )
 from chatmem.testing.harness import ServerInfo
-from conformance_tests.spring_ai import Harness, as_chatmem, cid, history, msg, snapped
+from conformance_tests.spring_ai import Harness, assert_windows_agree, cid, msg, race_appenders
 
 pytestmark = pytest.mark.backend("neo4j")
 
@@ -200,38 +199,13 @@ SAME_CUT = (1, 3, 5)
 
 
 def test_windows_agree_with_springs(repo: Repo, node: Harness) -> None:
-    """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
-    chatmem's give the same window, up to 1.1's count cut (see ``snapped``), each over the
-    other's rows too."""
-    replayed = history(6)
-    ops: list[dict[str, Any]] = []
-    before: dict[int, list[Message]] = {}
-    ids = {size: (cid(f"ws{size}"), cid(f"wc{size}")) for size in SIZES}
-    for size, (theirs, ours) in ids.items():
-        memory = MessageWindowChatMemory(repo, max_messages=size)
-        for m in replayed:
-            memory.add(ours, as_chatmem(m))
-        before[size] = memory.get(ours)
-        ops += [{"op": "window_add", "cid": theirs, "max": size, "messages": [m]} for m in replayed]
-        ops += [
-            {"op": "window_get", "cid": theirs, "max": size},
-            {"op": "window_get", "cid": ours, "max": size},
-            {"op": "window_add", "cid": ours, "max": size, "messages": [msg("USER", "last")]},
-            {"op": "window_get", "cid": ours, "max": size},
-        ]
-    results = iter(node(ops))
-    for size, (theirs, ours) in ids.items():
-        *_, spring_window, spring_over_ours, _, after_spring_add = (
-            next(results) for _ in range(len(replayed) + 4)
-        )
-        memory = MessageWindowChatMemory(repo, max_messages=size)
-        mine = [m.text for m in before[size]]
-        assert snapped(spring_window) == mine, size  # the same rule, up to 1.1's cut
-        if size in SAME_CUT:
-            assert [m["text"] for m in spring_window] == mine, size
-        assert [m.text for m in memory.get(theirs)] == [m["text"] for m in spring_window], size
-        assert spring_texts(spring_over_ours) == texts(before[size]), size
-        assert [m["text"] for m in after_spring_add] == [m.text for m in memory.get(ours)], size
+    """Spring's MessageWindowChatMemory and chatmem's give the same window, up to 1.1's
+    count cut (``snapped``), each over the other's rows too."""
+
+    def compare(rows: list[dict[str, Any]], messages: list[Message]) -> None:
+        assert spring_texts(rows) == texts(messages)
+
+    assert_windows_agree(repo, node, SIZES, compare, exact_sizes=SAME_CUT)
 
 
 def test_what_the_layout_does_not_store_is_refused_by_name(
@@ -262,31 +236,8 @@ def test_eight_concurrent_chatmem_appenders_lose_nothing(
 ) -> None:
     """Each write locks the session node (created race-free through chatmem's uniqueness
     constraint on ``Session.id``) before it reads the last ``idx``."""
-    c, writers, each = cid("race"), 8, 10
-    barrier = threading.Barrier(writers)
-    errors: list[BaseException] = []
-
-    def write(w: int) -> None:
-        try:
-            barrier.wait()
-            for i in range(each):
-                repo.append(c, UserMessage(f"{w}:{i}"))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    log = repo.find_by_conversation_id(c)
-    assert sorted(m.text or "" for m in log) == sorted(
-        f"{w}:{i}" for w in range(writers) for i in range(each)
-    )
-    for w in range(writers):
-        mine = [m.text for m in log if (m.text or "").startswith(f"{w}:")]
-        assert mine == [f"{w}:{i}" for i in range(each)]
+    c = cid("race")
+    log = race_appenders(repo, c)
     with _driver(server).session() as session:
         found = session.run(
             "MATCH (s:Session {id: $cid}) RETURN count(s) AS n", {"cid": c}
