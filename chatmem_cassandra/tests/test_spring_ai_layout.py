@@ -1,6 +1,6 @@
 """The Spring AI layout on Cassandra checked against Spring AI itself: its own
 ``CassandraChatMemoryRepository`` and ``MessageWindowChatMemory`` (1.1.2, the newest on Maven
-Central; run by ``scripts/servers/spring-ai/SpringAiCassandraHarness.java`` in a JVM) on the
+Central; run by ``scripts/servers/spring-ai/SpringAi11Harness.java`` in a JVM) on the
 same Cassandra node as chatmem, in Spring's default keyspace ``springframework``."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ VERSION = os.environ.get("CHATMEM_SPRING_AI_CASSANDRA_VERSION", "1.1.2")
 HOME = Path(os.environ.get("CHATMEM_CACHE", Path.home() / ".cache" / "chatmem"))
 SPRING = HOME / f"spring-ai-{VERSION}"
 CLASSPATH = f"{SPRING}/lib/*:{SPRING}/classes"
-HARNESS = "SpringAiCassandraHarness"
+HARNESS = "SpringAi11Harness"
 
 
 def _required() -> bool:
@@ -80,7 +80,7 @@ def node(server: ServerInfo) -> Any:
         pytest.skip(reason)
     target = parse_url(str(server.url))
     node = [f"{target.contact_points[0]}:{target.port}", str(target.local_dc)]
-    runner = Harness(SPRING / "java", CLASSPATH, [HARNESS, *node, SPRING_AI_KEYSPACE])
+    runner = Harness(SPRING / "java", CLASSPATH, [HARNESS, "cassandra", *node, SPRING_AI_KEYSPACE])
     assert runner([{"op": "ids"}])[0] is not None  # up, with its schema created
     yield runner
     runner.close()

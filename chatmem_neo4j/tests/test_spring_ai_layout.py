@@ -1,6 +1,6 @@
 """The Spring AI layout on Neo4j checked against Spring AI itself: its own
 ``Neo4jChatMemoryRepository`` and ``MessageWindowChatMemory`` (1.1.2, the newest on Maven
-Central; run by ``scripts/servers/spring-ai/SpringAiNeo4jHarness.java`` in a JVM) on the same
+Central; run by ``scripts/servers/spring-ai/SpringAi11Harness.java`` in a JVM) on the same
 Neo4j server as chatmem, with Spring's default labels."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ VERSION = os.environ.get("CHATMEM_SPRING_AI_CASSANDRA_VERSION", "1.1.2")
 HOME = Path(os.environ.get("CHATMEM_CACHE", Path.home() / ".cache" / "chatmem"))
 SPRING = HOME / f"spring-ai-{VERSION}"
 CLASSPATH = f"{SPRING}/lib/*:{SPRING}/classes"
-HARNESS = "SpringAiNeo4jHarness"
+HARNESS = "SpringAi11Harness"
 SPRING_INDEXES = ("session_conversation_id_index", "message_index_index")
 
 
@@ -78,7 +78,7 @@ def node(server: ServerInfo) -> Iterator[Harness]:
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
     _wipe(server)
-    runner = Harness(SPRING / "java", CLASSPATH, [HARNESS, str(server.url)])
+    runner = Harness(SPRING / "java", CLASSPATH, [HARNESS, "neo4j", str(server.url)])
     assert runner([{"op": "ids"}]) == [[]]
     yield runner
     runner.close()

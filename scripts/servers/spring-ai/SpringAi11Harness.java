@@ -1,31 +1,46 @@
-// Drives Spring AI's own Neo4jChatMemoryRepository (and its MessageWindowChatMemory) against
-// the Neo4j server chatmem's tests use, so chatmem's Spring AI layout on Neo4j is checked
-// against Spring itself. Spring AI 1.1 (Jackson 2): its Neo4j repository was not on Maven
-// Central at 2.0. Compiled once by scripts/install/spring-ai.sh.
+// Drives Spring AI 1.1's own Cassandra and Neo4j chat memory repositories (and its
+// MessageWindowChatMemory) against the server chatmem's tests use, so chatmem's Spring AI
+// layouts there are checked against Spring itself. Spring AI 1.1 (Jackson 2): those
+// repositories were not on Maven Central at 2.0. Compiled once by scripts/install/spring-ai.sh.
 //
-// Usage: java -cp "lib/*:classes" SpringAiNeo4jHarness BOLT_URI COMMAND
-//   schema   build the repository (its config creates Spring's two indexes)
+// Usage: java -cp "lib/*:classes" SpringAi11Harness cassandra HOST:PORT DATACENTER KEYSPACE COMMAND
+//        java -cp "lib/*:classes" SpringAi11Harness neo4j BOLT_URI COMMAND
+//   (building the repository with Spring's defaults creates its schema: Cassandra's keyspace,
+//   type and table, Neo4j's two indexes)
+//   schema   only that
 //   script   read a JSON list of operations on stdin, print a JSON list of their results
 //            (the operations of SpringAiHarness.java: save, read, ids, delete, window_add,
-//            window_get; M is {"type","text"} with an optional ISO "timestamp" and, for
-//            ASSISTANT, optional "tool_calls"; TOOL has "responses":[{"id","name","data"}]; a
-//            read message also prints its tool calls and responses)
+//            window_get; M is {"type","text"} with an optional ISO "timestamp" (Cassandra's
+//            timestamp metadata), for ASSISTANT optional "tool_calls", for TOOL "responses":
+//            [{"id","name","data"}]; a read message prints type, text, timestamp and its tool
+//            calls and responses)
 //   serve    the same, one JSON list per line in and one result line out, until stdin ends
-//            (one JVM and one session for a whole test module)
+//            (one JVM and one connection for a whole test module)
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import org.neo4j.driver.AuthTokens;
+import org.neo4j.driver.Driver;
+import org.neo4j.driver.GraphDatabase;
 import org.springframework.ai.chat.memory.ChatMemoryRepository;
 import org.springframework.ai.chat.memory.MessageWindowChatMemory;
+import org.springframework.ai.chat.memory.repository.cassandra.CassandraChatMemoryRepository;
+import org.springframework.ai.chat.memory.repository.cassandra.CassandraChatMemoryRepositoryConfig;
 import org.springframework.ai.chat.memory.repository.neo4j.Neo4jChatMemoryRepository;
 import org.springframework.ai.chat.memory.repository.neo4j.Neo4jChatMemoryRepositoryConfig;
 import org.springframework.ai.chat.messages.AssistantMessage;
@@ -33,41 +48,59 @@ import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.SystemMessage;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.messages.UserMessage;
-import org.neo4j.driver.AuthTokens;
-import org.neo4j.driver.Driver;
-import org.neo4j.driver.GraphDatabase;
 
-public class SpringAiNeo4jHarness {
+public class SpringAi11Harness {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String TS = CassandraChatMemoryRepository.CONVERSATION_TS;
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: SpringAiNeo4jHarness BOLT_URI schema|script|serve");
+        if (args.length == 5 && args[0].equals("cassandra")) {
+            String[] hostPort = args[1].split(":");
+            DriverConfigLoader config = DriverConfigLoader.programmaticBuilder()
+                    .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(60))
+                    .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, Duration.ofSeconds(30))
+                    .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, Duration.ofSeconds(60))
+                    .build();
+            try (CqlSession session = CqlSession.builder()
+                    .addContactPoint(new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])))
+                    .withLocalDatacenter(args[2])
+                    .withConfigLoader(config)
+                    .build()) {
+                run(CassandraChatMemoryRepository.create(CassandraChatMemoryRepositoryConfig.builder()
+                        .withCqlSession(session).withKeyspaceName(args[3]).build()), args[4]);
+            }
+        } else if (args.length == 3 && args[0].equals("neo4j")) {
+            try (Driver driver = GraphDatabase.driver(args[1], AuthTokens.none())) {
+                run(new Neo4jChatMemoryRepository(
+                        Neo4jChatMemoryRepositoryConfig.builder().withDriver(driver).build()), args[2]);
+            }
+        } else {
+            System.err.println("usage: SpringAi11Harness cassandra HOST:PORT DC KEYSPACE COMMAND"
+                    + " | neo4j BOLT_URI COMMAND (COMMAND: schema|script|serve)");
             System.exit(2);
         }
-        try (Driver driver = GraphDatabase.driver(args[0], AuthTokens.none())) {
-            Neo4jChatMemoryRepository repo = new Neo4jChatMemoryRepository(
-                    Neo4jChatMemoryRepositoryConfig.builder().withDriver(driver).build());
-            switch (args[1]) {
-                case "schema" -> System.out.println(JSON.writeValueAsString(Map.of("ok", true)));
-                case "script" -> System.out.println(JSON.writeValueAsString(
-                        script(repo, JSON.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8)))));
-                case "serve" -> {
-                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-                    for (String line = in.readLine(); line != null; line = in.readLine()) {
-                        System.out.println(JSON.writeValueAsString(script(repo, JSON.readTree(line))));
-                        System.out.flush();
-                    }
+    }
+
+    static void run(ChatMemoryRepository repo, String command) throws IOException {
+        switch (command) {
+            case "schema" -> System.out.println(JSON.writeValueAsString(Map.of("ok", true)));
+            case "script" -> System.out.println(JSON.writeValueAsString(
+                    script(repo, JSON.readTree(new String(System.in.readAllBytes(), StandardCharsets.UTF_8)))));
+            case "serve" -> {
+                BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                for (String line = in.readLine(); line != null; line = in.readLine()) {
+                    System.out.println(JSON.writeValueAsString(script(repo, JSON.readTree(line))));
+                    System.out.flush();
                 }
-                default -> {
-                    System.err.println("unknown command " + args[1]);
-                    System.exit(2);
-                }
+            }
+            default -> {
+                System.err.println("unknown command " + command);
+                System.exit(2);
             }
         }
     }
 
-    static List<Object> script(Neo4jChatMemoryRepository repo, JsonNode ops) throws IOException {
+    static List<Object> script(ChatMemoryRepository repo, JsonNode ops) throws IOException {
         List<Object> results = new ArrayList<>();
         for (JsonNode op : ops) {
             String cid = op.path("cid").asText("");
@@ -101,16 +134,21 @@ public class SpringAiNeo4jHarness {
         List<Message> out = new ArrayList<>();
         for (JsonNode m : list) {
             String text = m.path("text").asText("");
+            Map<String, Object> metadata = new LinkedHashMap<>();
+            if (m.hasNonNull("timestamp")) {
+                metadata.put(TS, Instant.parse(m.get("timestamp").asText()));
+            }
             out.add(switch (m.get("type").asText()) {
-                case "USER" -> UserMessage.builder().text(text).build();
-                case "SYSTEM" -> SystemMessage.builder().text(text).build();
+                case "USER" -> UserMessage.builder().text(text).metadata(metadata).build();
+                case "SYSTEM" -> SystemMessage.builder().text(text).metadata(metadata).build();
                 case "ASSISTANT" -> {
                     List<AssistantMessage.ToolCall> calls = new ArrayList<>();
                     for (JsonNode c : m.path("tool_calls")) {
                         calls.add(new AssistantMessage.ToolCall(c.get("id").asText(), "function",
                                 c.get("name").asText(), c.path("arguments").asText("{}")));
                     }
-                    yield AssistantMessage.builder().content(text).toolCalls(calls).build();
+                    yield AssistantMessage.builder().content(text).properties(metadata)
+                            .toolCalls(calls).build();
                 }
                 case "TOOL" -> {
                     List<ToolResponseMessage.ToolResponse> responses = new ArrayList<>();
@@ -132,6 +170,10 @@ public class SpringAiNeo4jHarness {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("type", m.getMessageType().name());
             row.put("text", m.getText());
+            Object ts = m.getMetadata().get(TS);
+            if (ts != null) {
+                row.put("timestamp", ts.toString());
+            }
             if (m instanceof AssistantMessage a && a.hasToolCalls()) {
                 List<Map<String, Object>> calls = new ArrayList<>();
                 for (AssistantMessage.ToolCall c : a.getToolCalls()) {
