@@ -140,6 +140,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--no-auth", action="store_true", help="no API key (loopback addresses only)"
     )
+    serve.add_argument(
+        "--chat-url",
+        default=None,
+        help="chat store holding the conversations memories came from, shown beside each "
+        "memory (default: --url; opened read-only)",
+    )
+    serve.add_argument(
+        "--no-chat", action="store_true", help="do not show the source conversations"
+    )
 
 
 def handles(args: argparse.Namespace) -> bool:
@@ -161,6 +170,14 @@ def open_store(url: str, table_name: str | None, create: bool) -> BaseMemoryReco
         options["table_name"] = table_name
     store: BaseMemoryRecordRepository = cls.from_url(url, **options)  # type: ignore[attr-defined]
     return store
+
+
+def open_chat_store(url: str, option: str) -> Any:
+    """The chat repository at ``url`` (given as ``option``), read-only: never creates a file
+    or schema (the backfill and the review page only read conversations)."""
+    from chatmem.core._cli._stores import open_store as open_chat
+
+    return open_chat(url, option=option, read_only=True)
 
 
 def schema_sql(url: str, table_name: str | None) -> str:
@@ -273,8 +290,6 @@ def _run_memories(store: BaseMemoryRecordRepository, args: argparse.Namespace, o
 def _analyse(args: argparse.Namespace, out: TextIO) -> int:
     """``memories analyse``: the backfill, with its progress on stderr; 1 when a message
     failed (run it again: what was stored is not stored twice)."""
-    from chatmem.core._cli._stores import open_store as open_chat_store
-
     from ._backfill import BackfillStats, backfill, validate_shard
     from ._extract import Extractor, LlmExtractor, RuleBasedExtractor, load_callable
 
@@ -292,7 +307,7 @@ def _analyse(args: argparse.Namespace, out: TextIO) -> int:
             )
             print(f"\r{line}" if tty else line, end="" if tty else "\n", file=sys.stderr)
 
-    chat = open_chat_store(args.url, option="--url", read_only=True)
+    chat = open_chat_store(args.url, "--url")
     try:
         records = open_store(args.records_url or args.url, args.table_name, args.create_schema)
         try:
@@ -328,7 +343,12 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(args.url, args.table_name, args.create_schema)
     from .api import api_key_auth, create_app
 
-    app = create_app(store, auth=None if key is None else api_key_auth(key))
+    chat = (
+        None
+        if args.no_chat
+        else open_chat_store(args.chat_url or args.url, "--chat-url" if args.chat_url else "--url")
+    )
+    app = create_app(store, auth=None if key is None else api_key_auth(key), chat=chat)
     import uvicorn
 
     where = f"http://{args.host}:{args.port}/"
