@@ -3,8 +3,11 @@
 One row per record in ``<table>`` (default ``ai_memory_record``). The dedup rule is a
 unique key on ``dedup_key`` = sha256(agent, user, normalised content) (a fixed 64-character
 column keeps the key small on every database, whatever the id lengths), so concurrent
-writers of one candidate store it once. Listing pages through ``(user_id, status,
-created_at)``; the expiry sweep reads ``(status, expires_at)``.
+writers of one candidate store it once. Listing reads an index in listing order, so a page
+costs the same at the first record and the 100,000th: ``(user_id, status, created_at)`` for
+one user, ``(agent_id, status, created_at, id)`` for one agent, ``(status, created_at, id)``
+for a review queue, ``(created_at, id)`` for everything; the expiry sweep reads ``(status,
+expires_at)``.
 
 Statements are plain SQLAlchemy Core objects with bound parameters, built from the table
 with no I/O, so the sync repository and a future async twin share them.
@@ -65,6 +68,9 @@ def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
         sa.Index(f"{table_name}_dedup_uq", t.c.dedup_key, unique=True),
         sa.Index(f"{table_name}_user_idx", t.c.user_id, t.c.status, t.c.created_at),
         sa.Index(f"{table_name}_expiry_idx", t.c.status, t.c.expires_at),
+        sa.Index(f"{table_name}_agent_idx", t.c.agent_id, t.c.status, t.c.created_at, t.c.id),
+        sa.Index(f"{table_name}_status_idx", t.c.status, t.c.created_at, t.c.id),
+        sa.Index(f"{table_name}_created_idx", t.c.created_at, t.c.id),
     )
     if dialect.name == "mssql":
         # A clustered key is limited to 900 bytes; keep the 36-byte id nonclustered like
@@ -206,6 +212,7 @@ def find_statement(
     limit: int,
     after: tuple[datetime, str] | None,
     now: datetime,
+    sqlite: bool = False,
 ) -> Any:
     """A page of records by effective status at ``now`` (expired pending = rejected)."""
     c = t.c
@@ -218,7 +225,12 @@ def find_statement(
     if memory_type is not None:
         conditions.append(c.memory_type == memory_type.value)
     if status is MemoryStatus.PENDING:
-        conditions += [c.status == _PENDING, c.expires_at > when]
+        # SQLite's planner (no statistics unless ANALYZE ran) would range-scan the expiry
+        # index and sort every pending record; unary + keeps the term off that index there.
+        due = c.expires_at
+        if sqlite:
+            due = sa.literal_column(f"+{c.expires_at.name}", c.expires_at.type)
+        conditions += [c.status == _PENDING, due > when]
     elif status is MemoryStatus.REJECTED:
         conditions.append(
             sa.or_(c.status == _REJECTED, sa.and_(c.status == _PENDING, c.expires_at <= when))
@@ -227,5 +239,9 @@ def find_statement(
         conditions.append(c.status == _APPROVED)
     if after is not None:
         at, rid = naive_utc(after[0]), after[1]
-        conditions.append(sa.or_(c.created_at > at, sa.and_(c.created_at == at, c.id > rid)))
+        # The first term is redundant but lets every planner seek the index to the cursor.
+        conditions += [
+            c.created_at >= at,
+            sa.or_(c.created_at > at, sa.and_(c.created_at == at, c.id > rid)),
+        ]
     return sa.select(t).where(*conditions).order_by(c.created_at, c.id).limit(limit)

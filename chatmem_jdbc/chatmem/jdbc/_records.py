@@ -159,6 +159,7 @@ class JdbcMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
             limit=limit,
             after=after,
             now=now,
+            sqlite=self.dialect.name == "sqlite",
         )
         with _translate("listing memories"), self.engine.connect() as conn:
             return [from_row(r) for r in conn.execute(stmt).mappings().all()]
