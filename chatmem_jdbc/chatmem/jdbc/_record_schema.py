@@ -227,7 +227,7 @@ def find_statement(
     if status is MemoryStatus.PENDING:
         # SQLite's planner (no statistics unless ANALYZE ran) would range-scan the expiry
         # index and sort every pending record; unary + keeps the term off that index there.
-        due = c.expires_at
+        due: sa.ColumnElement[Any] = c.expires_at
         if sqlite:
             due = sa.literal_column(f"+{c.expires_at.name}", c.expires_at.type)
         conditions += [c.status == _PENDING, due > when]
