@@ -180,6 +180,18 @@ async def open_async_store(
         repo = AsyncJdbcMemoryRecordRepository(engine, **options)
         await repo._ready()  # what from_url does: the tables before the first call
         return repo
+    if harness == "redis":
+        import redis.asyncio
+
+        from chatmem.redis import AsyncRedisMemoryRecordRepository
+
+        client = server.extra.get("async_memory_client")
+        if client is None:
+            assert server.url is not None
+            client = server.extra["async_memory_client"] = redis.asyncio.Redis.from_url(server.url)
+        store = AsyncRedisMemoryRecordRepository(client, **options)
+        await store._ready()
+        return store
     pytest.skip(f"no async long-term memory record store for {harness} yet")
 
 
