@@ -8,7 +8,8 @@ the system prompt of the user's next conversations.
 
 Layout: ``_model`` (values, errors), ``_rules`` (every lifecycle rule, pure), ``_extract``,
 ``_dedup``, ``_render`` (pure), ``_codec`` (record <-> flat fields, shared by the document
-stores), ``_repository`` (the contract, the validating base, the in-memory store),
+stores), ``_state`` (the state primitive's entry and rules, pure), ``_async/`` (the contract,
+the validating base, the in-memory store; ``_sync/`` is generated from it),
 ``_analyser`` (the worker), ``_advisor`` (injection), ``_stores`` (a store by URL). The
 stores live in their packages (``JdbcMemoryRecordRepository``, ``RedisMemoryRecordRepository``
 ...), found by URL scheme through the ``chatmem.memory_stores`` entry-point group.
@@ -21,6 +22,8 @@ from ._advisor import (
     LongTermMemoryAdvisor,
 )
 from ._analyser import DEFAULT_QUEUE_SIZE, AnalyserStats, BackgroundAnalyser
+from ._async.in_memory import AsyncInMemoryMemoryRecordRepository
+from ._async.repository import AsyncBaseMemoryRecordRepository, AsyncMemoryRecordRepository
 from ._backfill import BackfillStats, backfill
 from ._codec import RECORD_FIELDS, record_from_fields, record_to_fields
 from ._dedup import DEFAULT_SIMILARITY_THRESHOLD, Deduplicator, cosine
@@ -59,7 +62,13 @@ from ._rules import (
     normalise,
     utc_now,
 )
-from ._stores import record_store_class_for_url, record_store_from_url
+from ._state import MAX_STATE_VALUE_BYTES, StateEntry
+from ._stores import (
+    async_record_store_class_for_url,
+    async_record_store_from_url,
+    record_store_class_for_url,
+    record_store_from_url,
+)
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -70,10 +79,14 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "EXPIRED_REASON",
     "EXTRACTION_PROMPT",
+    "MAX_STATE_VALUE_BYTES",
     "RECORD_FIELDS",
     "USER_ID",
     "AddResult",
     "AnalyserStats",
+    "AsyncBaseMemoryRecordRepository",
+    "AsyncInMemoryMemoryRecordRepository",
+    "AsyncMemoryRecordRepository",
     "BackfillStats",
     "BackgroundAnalyser",
     "BaseMemoryRecordRepository",
@@ -95,6 +108,9 @@ __all__ = [
     "MemoryStatus",
     "MemoryType",
     "RuleBasedExtractor",
+    "StateEntry",
+    "async_record_store_class_for_url",
+    "async_record_store_from_url",
     "backfill",
     "cosine",
     "dedup_key",
