@@ -31,7 +31,14 @@ from chatmem.testing.twins import BOTH, TWINS, Blocking, LoopThread
 
 HERE = Path(__file__).parent
 SQL_BACKENDS = ("sqlite", "postgres", "mariadb", "mssql", "oracle")
-RECORD_SUITE = ("test_records", "test_record_races", "test_record_state", "test_record_stores")
+RECORD_SUITE = (
+    "test_records",
+    "test_record_races",
+    "test_record_state",
+    "test_record_stores",
+    "test_api",
+    "test_api_review",
+)
 """The modules whose record stores are each twin in turn in a ``--twin both`` run."""
 
 
@@ -59,6 +66,43 @@ class RecordsView(Blocking):
 
 
 BaseMemoryRecordRepository.register(RecordsView)
+
+
+class LoopClient:
+    """A client for an ASGI app whose async store lives on ``loop``: each request runs the
+    app there (through httpx's ASGI transport), as a server would on its event loop."""
+
+    def __init__(self, app: Any, loop: LoopThread) -> None:
+        import httpx
+
+        self._loop = loop
+        self._client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+        )
+
+    def request(self, method: str, url: str, **options: Any) -> Any:
+        return self._loop.run(self._client.request(method, url, **options))
+
+    def get(self, url: str, **options: Any) -> Any:
+        return self.request("GET", url, **options)
+
+    def post(self, url: str, **options: Any) -> Any:
+        return self.request("POST", url, **options)
+
+    def delete(self, url: str, **options: Any) -> Any:
+        return self.request("DELETE", url, **options)
+
+
+def api_client(records: BaseMemoryRecordRepository, build: Callable[[Any], Any]) -> Any:
+    """A test client for the app ``build(store)``: FastAPI's TestClient on a sync store; for
+    the async twin's view, the app is built on the async store itself and run on its loop,
+    so every route awaits the store on the event loop."""
+    if isinstance(records, RecordsView):
+        assert inspect.iscoroutinefunction(records.twin.find)
+        return LoopClient(build(records.twin), records._loop)
+    from fastapi.testclient import TestClient
+
+    return TestClient(build(records))
 
 
 class TestClock:

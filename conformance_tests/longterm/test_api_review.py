@@ -15,7 +15,7 @@ from chatmem.core import AssistantMessage, InMemoryChatMemoryRepository, UserMes
 from chatmem.core.longterm import BaseMemoryRecordRepository, MemoryCandidate, MemoryType
 from chatmem.core.longterm.api import memory_router
 
-from .conftest import TestClock
+from .conftest import TestClock, api_client
 
 Make = Callable[..., BaseMemoryRecordRepository]
 
@@ -45,9 +45,13 @@ def seeded(records: BaseMemoryRecordRepository, clock: TestClock) -> dict[str, s
 
 
 def client_for(records: BaseMemoryRecordRepository, **options: object) -> TestClient:
-    app = FastAPI()
-    app.include_router(memory_router(records, **options), prefix="/api")  # type: ignore[arg-type]
-    return TestClient(app)
+    def build(store: object) -> FastAPI:
+        app = FastAPI()
+        app.include_router(memory_router(store, **options), prefix="/api")  # type: ignore[arg-type]
+        return app
+
+    client: TestClient = api_client(records, build)
+    return client
 
 
 def everything(client: TestClient, **params: object) -> tuple[list[str], int]:
