@@ -20,6 +20,20 @@ Before = Callable[[Sequence[Message], Mapping[str, Any]], list[Message]]
 AsyncBefore = Callable[[Sequence[Message], Mapping[str, Any]], Awaitable[list[Message]]]
 
 
+def is_async_records(repository: object) -> bool:
+    """True for an async record store (its ``find`` is a coroutine function)."""
+    return inspect.iscoroutinefunction(getattr(repository, "find", None))
+
+
+def require_records(repository: object, protocol: type, *, want_async: bool) -> None:
+    """``InvalidArgumentError`` naming ``repository`` unless it is a record store of the
+    twin ``want_async`` says (the Protocols alone cannot tell the twins apart)."""
+    if not isinstance(repository, protocol) or is_async_records(repository) != want_async:
+        raise InvalidArgumentError(
+            "repository", f"must be a {protocol.__name__} (a record store of this twin)"
+        )
+
+
 def user_id_of(context: Mapping[str, Any] | None) -> str:
     """The user id in a call context; InvalidArgumentError when missing."""
     if not isinstance(context, Mapping) or context.get(USER_ID) is None:

@@ -22,6 +22,7 @@ from datetime import timedelta
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import validate_positive_int
 
+from ._advice import require_records
 from ._dedup import Deduplicator
 from ._extract import Extractor
 from ._queue import Job, make_job
@@ -51,10 +52,11 @@ Item = tuple[Job, timedelta | None] | str
 _Job = Job  # the backfill's name for it
 
 
-def check_analyser_arguments(repository: object, extractor: object, protocol: type) -> None:
+def check_analyser_arguments(
+    repository: object, extractor: object, protocol: type, *, want_async: bool
+) -> None:
     """The analysers' argument checks (``protocol``: the record store twin they take)."""
-    if not isinstance(repository, protocol):
-        raise InvalidArgumentError("repository", f"must be a {protocol.__name__}")
+    require_records(repository, protocol, want_async=want_async)
     if not isinstance(extractor, Extractor):
         raise InvalidArgumentError("extractor", "must have extract(text) -> candidates")
 
@@ -71,7 +73,7 @@ class BackgroundAnalyser:
         queue_size: int = DEFAULT_QUEUE_SIZE,
         queue_worker: QueueWorker | None = None,
     ) -> None:
-        check_analyser_arguments(repository, extractor, MemoryRecordRepository)
+        check_analyser_arguments(repository, extractor, MemoryRecordRepository, want_async=False)
         self.repository = repository
         self.extractor = extractor
         self.deduplicator = deduplicator or Deduplicator()

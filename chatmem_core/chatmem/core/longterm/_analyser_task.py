@@ -40,7 +40,9 @@ class AsyncBackgroundAnalyser:
         queue_size: int = DEFAULT_QUEUE_SIZE,
         queue_worker: AsyncQueueWorker | None = None,
     ) -> None:
-        check_analyser_arguments(repository, extractor, AsyncMemoryRecordRepository)
+        check_analyser_arguments(
+            repository, extractor, AsyncMemoryRecordRepository, want_async=True
+        )
         self.repository = repository
         self.extractor = extractor
         self.deduplicator = deduplicator or Deduplicator()

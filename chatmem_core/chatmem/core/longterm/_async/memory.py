@@ -19,11 +19,13 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
+from chatmem.core._contract import ASYNC_TWIN
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._messages import Message, UserMessage
 from chatmem.core._validation import validate_messages, validate_positive_int
 
 from .. import _rules as rules
+from .._advice import require_records
 from .._analyser import DEFAULT_QUEUE_SIZE
 from .._dedup import Deduplicator
 from .._extract import Extractor
@@ -37,10 +39,10 @@ from .repository import AsyncMemoryRecordRepository
 from .settings import async_read_settings, defaults_of
 
 ASYNC = True
-if ASYNC:
-    from .._analyser_task import AsyncBackgroundAnalyser
+if ASYNC:  # the in-process worker: a task here, a thread in the sync twin
+    from .._analyser_task import AsyncBackgroundAnalyser as Analyser
 else:
-    pass
+    from .._analyser import BackgroundAnalyser as Analyser
 
 log = logging.getLogger("chatmem.longterm")
 
@@ -65,8 +67,7 @@ class AsyncLongTermMemory:
         settings_refresh: timedelta = DEFAULT_SETTINGS_REFRESH,
         durable: bool = False,
     ) -> None:
-        if not isinstance(repository, AsyncMemoryRecordRepository):
-            raise InvalidArgumentError("repository", "must be an AsyncMemoryRecordRepository")
+        require_records(repository, AsyncMemoryRecordRepository, want_async=ASYNC_TWIN)
         if isinstance(template, str) and "{memories}" not in template:
             raise InvalidArgumentError("template", "must contain {memories}")
         if not isinstance(durable, bool):
@@ -95,7 +96,7 @@ class AsyncLongTermMemory:
                 settings_refresh=settings_refresh,
             )
         self.analyser = (
-            AsyncBackgroundAnalyser(
+            Analyser(
                 repository,
                 extractor,
                 deduplicator=deduplicator,

@@ -21,12 +21,15 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
+from chatmem.core._contract import SYNC_TWIN
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._messages import Message, UserMessage
 from chatmem.core._validation import validate_messages, validate_positive_int
 
 from .. import _rules as rules
+from .._advice import require_records
 from .._analyser import DEFAULT_QUEUE_SIZE
+from .._analyser import BackgroundAnalyser as Analyser
 from .._dedup import Deduplicator
 from .._extract import Extractor
 from .._model import MemoryStatus
@@ -37,8 +40,6 @@ from .._settings import DEFAULT_SETTINGS_REFRESH, AgentSettings, SettingsCache
 from .queue import QueueWorker, enqueue
 from .repository import MemoryRecordRepository
 from .settings import defaults_of, read_settings
-
-pass
 
 log = logging.getLogger("chatmem.longterm")
 
@@ -63,8 +64,7 @@ class LongTermMemory:
         settings_refresh: timedelta = DEFAULT_SETTINGS_REFRESH,
         durable: bool = False,
     ) -> None:
-        if not isinstance(repository, MemoryRecordRepository):
-            raise InvalidArgumentError("repository", "must be an MemoryRecordRepository")
+        require_records(repository, MemoryRecordRepository, want_async=SYNC_TWIN)
         if isinstance(template, str) and "{memories}" not in template:
             raise InvalidArgumentError("template", "must contain {memories}")
         if not isinstance(durable, bool):
@@ -93,7 +93,7 @@ class LongTermMemory:
                 settings_refresh=settings_refresh,
             )
         self.analyser = (
-            BackgroundAnalyser(
+            Analyser(
                 repository,
                 extractor,
                 deduplicator=deduplicator,
