@@ -45,6 +45,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module = metafunc.function.__module__.rsplit(".", 1)[-1]
     if (
         module in RECORD_SUITE
+        # a multiprocess test's stores are in its worker processes, on the sync twin
+        and metafunc.definition.get_closest_marker("multiprocess") is None
         and "twin" in metafunc.fixturenames
         and twin_of(metafunc.config) == BOTH
     ):
@@ -168,6 +170,16 @@ async def open_async_store(
 ) -> AsyncBaseMemoryRecordRepository:
     """The async twin of ``open_store``, built on the running loop (the test loop): its
     clients are made once per server on that loop and shared by the tests."""
+    if harness in SQL_BACKENDS:
+        from chatmem.jdbc import AsyncJdbcMemoryRecordRepository, make_async_engine
+
+        engine = server.extra.get("async_engine")
+        if engine is None:
+            assert server.url is not None
+            engine = server.extra["async_engine"] = make_async_engine(server.url)
+        repo = AsyncJdbcMemoryRecordRepository(engine, **options)
+        await repo._ready()  # what from_url does: the tables before the first call
+        return repo
     pytest.skip(f"no async long-term memory record store for {harness} yet")
 
 

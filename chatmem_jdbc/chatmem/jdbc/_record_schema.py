@@ -4,10 +4,12 @@ One row per record in ``<table>`` (default ``ai_memory_record``). The dedup rule
 unique key on ``dedup_key`` = sha256(agent, user, normalised content) (a fixed 64-character
 column keeps the key small on every database, whatever the id lengths), so concurrent
 writers of one candidate store it once. Listing pages through ``(user_id, status,
-created_at)``; the expiry sweep reads ``(status, expires_at)``.
+created_at)``; the expiry sweep reads ``(status, expires_at)``. State entries live in
+``<table>_state``, keyed by ``(namespace, key)``: a create is an INSERT the key guards, a
+replace or delete at a version one conditional statement.
 
 Statements are plain SQLAlchemy Core objects with bound parameters, built from the table
-with no I/O, so the sync repository and a future async twin share them.
+with no I/O, so the two twins of the repository share them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from chatmem.core.longterm import EXPIRED_REASON, MemoryRecord, MemoryStatus, MemoryType
+from chatmem.core.longterm import (
+    EXPIRED_REASON,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    StateEntry,
+)
 
 from ._native.dialects import SqlDialect
 
@@ -32,11 +40,12 @@ _APPROVED = MemoryStatus.APPROVED.value
 
 @dataclass(frozen=True)
 class MemoryTables:
-    """The record table and its indexes."""
+    """The record table, its indexes and the state table."""
 
     metadata: sa.MetaData
     records: sa.Table
     indexes: tuple[sa.Index, ...]
+    state: sa.Table
 
 
 def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
@@ -70,7 +79,18 @@ def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
         # A clustered key is limited to 900 bytes; keep the 36-byte id nonclustered like
         # the chat tables, for one storage layout per database.
         t.primary_key.dialect_kwargs["mssql_clustered"] = False
-    return MemoryTables(md, t, indexes)
+    state = sa.Table(
+        f"{table_name}_state",
+        md,
+        # the id type compares exactly and orders by code point (PostgreSQL collation "C",
+        # binary on MySQL, SQLite's BINARY), which ``list_state`` pages by
+        sa.Column("namespace", dialect.id_type(), primary_key=True),
+        sa.Column("key", dialect.id_type(), primary_key=True),
+        sa.Column("value", dialect.text_type(), nullable=False),
+        sa.Column("version", sa.BigInteger, nullable=False),
+        sa.Column("updated_at", dialect.timestamp_type(), nullable=False),
+    )
+    return MemoryTables(md, t, indexes, state)
 
 
 def memory_schema_statements(
@@ -82,11 +102,12 @@ def memory_schema_statements(
         str(CreateIndex(i, if_not_exists=if_not_exists).compile(dialect=dialect))
         for i in tables.indexes
     ]
+    out.append(str(CreateTable(tables.state, if_not_exists=if_not_exists).compile(dialect=dialect)))
     return [s.strip() for s in out]
 
 
 def memory_schema_sql(url_or_dialect: str, *, table_name: str = DEFAULT_MEMORY_TABLE_NAME) -> str:
-    """The record table's DDL for a database named by URL or dialect name, as one script;
+    """The record and state tables' DDL for a database named by URL or dialect name, as one script;
     needs no connection and no driver."""
     from chatmem.core.backend import sql_identifier
 
@@ -229,3 +250,62 @@ def find_statement(
         at, rid = naive_utc(after[0]), after[1]
         conditions.append(sa.or_(c.created_at > at, sa.and_(c.created_at == at, c.id > rid)))
     return sa.select(t).where(*conditions).order_by(c.created_at, c.id).limit(limit)
+
+
+# -- state entries ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StateStatements:
+    """The state table's statements (``ns``, ``k``, ``expected``, ``new_value``, ``now``)."""
+
+    read: Any
+    replace: Any
+    delete: Any
+    delete_at: Any
+
+
+def build_state_statements(t: sa.Table) -> StateStatements:
+    c = t.c
+    entry = (c.namespace == sa.bindparam("ns"), c.key == sa.bindparam("k"))
+    at = c.version == sa.bindparam("expected")
+    return StateStatements(
+        read=sa.select(t).where(*entry),
+        replace=t.update()
+        .where(*entry, at)
+        .values(
+            value=sa.bindparam("new_value"),
+            version=c.version + 1,
+            updated_at=sa.bindparam("now"),
+        ),
+        delete=t.delete().where(*entry),
+        delete_at=t.delete().where(*entry, at),
+    )
+
+
+def state_page_statement(t: sa.Table, namespace: str, after: str | None, limit: int) -> Any:
+    """Up to ``limit`` entries of ``namespace`` after key ``after``, by key."""
+    conditions = [t.c.namespace == namespace]
+    if after is not None:
+        conditions.append(t.c.key > after)
+    return sa.select(t).where(*conditions).order_by(t.c.key).limit(limit)
+
+
+def state_row(entry: StateEntry) -> dict[str, Any]:
+    return {
+        "namespace": entry.namespace,
+        "key": entry.key,
+        "value": entry.value,
+        "version": entry.version,
+        "updated_at": naive_utc(entry.updated_at),
+    }
+
+
+def state_from_row(row: Any) -> StateEntry:
+    updated = aware_utc(row["updated_at"])
+    assert updated is not None
+    return StateEntry(
+        namespace=row["namespace"],
+        key=row["key"],
+        value=row["value"],
+        version=int(row["version"]),
+        updated_at=updated,
+    )
