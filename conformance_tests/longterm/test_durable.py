@@ -7,6 +7,8 @@ message, and two worker processes share 1,000 queued messages, none skipped."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -176,6 +178,23 @@ def test_worker_threads_share_a_queue_and_analyse_each_message_once(
 MESSAGES = 1000
 
 
+def _killed_holding_a_claim(records: BaseMemoryRecordRepository, pid: int | None) -> bool:
+    """Freeze the worker ``pid``; True when it then holds a claim (kill it now), else it
+    runs on a moment."""
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    after = None
+    while True:
+        page = records.list_state(QUEUE_NAMESPACE, after=after, limit=1000)
+        if any('"worker": "killed"' in entry.value for entry in page):
+            return True
+        if len(page) < 1000:
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(0.01)
+            return False
+        after = page[-1].key
+
+
 @pytest.mark.backend("sqlite", "postgres", "redis")
 @pytest.mark.multiprocess
 def test_killed_workers_and_apps_lose_no_message(
@@ -200,6 +219,7 @@ def test_killed_workers_and_apps_lose_no_message(
     assert done.wait(120), "the app never accepted its messages"
     app.kill()
     app.join(30)
+    assert _queued(records) >= len(app_texts) - 1, "the app analysed what it accepted"
     for n in range(MESSAGES):
         enqueue(records, make_job("helper", "ana", f"I work at Company{n}."))
     assert _queued(records) >= MESSAGES
@@ -209,6 +229,8 @@ def test_killed_workers_and_apps_lose_no_message(
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(_contents(records)) < 50:
         time.sleep(0.1)
+    while not _killed_holding_a_claim(records, killed.pid):  # frozen while it holds one
+        assert time.monotonic() < deadline, "the worker never held a claim"
     killed.kill()
     killed.join(30)
     partial = len(_contents(records))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import socket
 import uuid
 from datetime import datetime, timedelta
@@ -167,7 +168,9 @@ class AsyncQueueWorker:
         held, after = 0, None
         while True:
             page = await self.records.list_state(QUEUE_NAMESPACE, after=after, limit=PAGE)
-            for entry in page:
+            # each worker takes a page in its own order, so workers sharing a queue rarely
+            # race for one entry (a lost race costs a write)
+            for entry in random.sample(page, len(page)):
                 if skip is not None and entry.key in skip:
                     continue
                 job, _ = decode_entry(entry.value)
