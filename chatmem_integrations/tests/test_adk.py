@@ -41,7 +41,11 @@ from google.adk.sessions.base_session_service import BaseSessionService, GetSess
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from chatmem.core.longterm import InMemoryMemoryRecordRepository, MemoryStatus
+from chatmem.core.longterm import (
+    AsyncInMemoryMemoryRecordRepository,
+    InMemoryMemoryRecordRepository,
+    MemoryStatus,
+)
 from chatmem.integrations._adk_codec import event_data, event_message
 from chatmem.integrations.adk import (
     ChatmemMemoryService,
@@ -558,7 +562,7 @@ def session_with(*texts: str) -> Session:
 
 def test_memory_finds_approved_memories_only() -> None:
     async def scenario() -> None:
-        records = InMemoryMemoryRecordRepository()
+        records = AsyncInMemoryMemoryRecordRepository()
         memory = ChatmemMemoryService(records)
         session = session_with(
             "I prefer window seats on long flights.", "My name is Ada and I live in Lisbon."
@@ -566,7 +570,7 @@ def test_memory_finds_approved_memories_only() -> None:
         await memory.add_session_to_memory(session)
         await memory.add_session_to_memory(session)  # again: no duplicates
         assert await memory.flush(timeout=30)
-        pending = records.find(agent_id="travel", user_id="ada", status=MemoryStatus.PENDING)
+        pending = await records.find(agent_id="travel", user_id="ada", status=MemoryStatus.PENDING)
         assert sorted(r.content for r in pending.records) == [
             "The user prefers window seats on long flights.",
             "The user's name is Ada and the user lives in Lisbon.",
@@ -577,8 +581,8 @@ def test_memory_finds_approved_memories_only() -> None:
             found = await memory.search_memory(app_name="travel", user_id="ada", query=query)
             assert found.memories == []
         seats, home = sorted(pending.records, key=lambda r: r.content)
-        records.approve(seats.id, reviewer="test")
-        records.reject(home.id, reviewer="test")
+        await records.approve(seats.id, reviewer="test")
+        await records.reject(home.id, reviewer="test")
         found = await memory.search_memory(
             app_name="travel", user_id="ada", query="Which seats on flights?"
         )
@@ -598,7 +602,7 @@ def test_memory_finds_approved_memories_only() -> None:
         ).memories == []
         with pytest.raises(InvalidArgumentError, match="query"):
             await memory.search_memory(app_name="travel", user_id="ada", query=None)  # type: ignore[arg-type]
-        memory.analyser.close()
+        await memory.analyser.close()
 
     asyncio.run(scenario())
 
@@ -610,16 +614,16 @@ def test_memory_search_by_embeddings() -> None:
         return [float(low.count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]
 
     async def scenario() -> None:
-        records = InMemoryMemoryRecordRepository()
+        records = AsyncInMemoryMemoryRecordRepository()
         memory = ChatmemMemoryService(records, embed=embed, min_similarity=0.9)
         await memory.add_session_to_memory(session_with("I prefer window seats on long flights."))
         assert await memory.flush(timeout=30)
-        (seats,) = records.find(status=MemoryStatus.PENDING).records
+        (seats,) = (await records.find(status=MemoryStatus.PENDING)).records
         query = "the user prefers window seats on long flights"
         assert (
             await memory.search_memory(app_name="travel", user_id="ada", query=query)
         ).memories == []
-        records.approve(seats.id)
+        await records.approve(seats.id)
         found = await memory.search_memory(app_name="travel", user_id="ada", query=query)
         assert [m.id for m in found.memories] == [seats.id]
         assert (
@@ -629,7 +633,9 @@ def test_memory_search_by_embeddings() -> None:
             ChatmemMemoryService(records, embed=3)  # type: ignore[arg-type]
         with pytest.raises(InvalidArgumentError, match="records"):
             ChatmemMemoryService(object())  # type: ignore[arg-type]
-        memory.analyser.close()
+        with pytest.raises(InvalidArgumentError, match="records"):
+            ChatmemMemoryService(InMemoryMemoryRecordRepository())  # type: ignore[arg-type]
+        await memory.analyser.close()
 
     asyncio.run(scenario())
 

@@ -29,9 +29,8 @@ Layout and guarantees (``_adk_codec`` has the mapping):
 (``record_store_from_url``): ``add_session_to_memory`` hands the user's messages to the
 background analyser, whose candidates wait for review as pending; ``search_memory`` returns
 approved memories only, by shared keywords, or by cosine similarity when ``embed`` is given.
-Record stores are sync (their async twins are open work): ``search_memory`` reads the
-approved records and scores them in one worker thread, so the event loop never waits on the
-store; it moves onto the async record store once there is one.
+The record store is an async one: ``search_memory`` awaits its reads of the approved records,
+and only an ``embed`` model (the caller's, which may block) runs in a worker thread.
 """
 
 from __future__ import annotations

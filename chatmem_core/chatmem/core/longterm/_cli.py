@@ -1,4 +1,5 @@
-"""``chatmem memories ls|approve|reject|expire|rm|forget|analyse|schema`` and ``chatmem serve``.
+"""``chatmem memories ls|approve|reject|expire|rm|forget|analyse|settings|work|schema`` and
+``chatmem serve`` (``settings`` and ``work`` are in ``_cli_state``).
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
 main CLI calls it when ``handles(args)``). Records live in the store at ``--url``: the class
@@ -23,6 +24,8 @@ from typing import Any, TextIO
 
 from chatmem.core._errors import InvalidArgumentError
 
+from ._cli_state import COMMANDS as STATE_COMMANDS
+from ._cli_state import add_state_parsers, run_state
 from ._model import MemoryRecord
 from ._repository import BaseMemoryRecordRepository
 from ._stores import record_store_class_for_url, takes_option
@@ -120,6 +123,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help="module:function, a complete(prompt) -> str model call (default: offline rules)",
     )
     analyse.add_argument("--records-url", help="the record store, when not the chat store at --url")
+    add_state_parsers(actions, [common, store])
     actions.add_parser(
         "expire", parents=[common, store], help="reject pending memories past their review window"
     )
@@ -248,6 +252,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return _analyse(args, out)
     store = open_store(args.url, args.table_name, args.create_schema)
     try:
+        if args.memories_command in STATE_COMMANDS:
+            return run_state(store, args, out)
         return _run_memories(store, args, out)
     finally:
         close = getattr(store, "close", None)  # the client or cluster it opened

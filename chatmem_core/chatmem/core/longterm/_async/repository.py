@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from chatmem.core._errors import ConcurrencyError, InvalidArgumentError
 
+from .. import _queue as queue
 from .. import _rules as rules
 from .. import _state as state
 from .._model import (
@@ -42,9 +43,11 @@ class AsyncMemoryRecordRepository(Protocol):
         *,
         conversation_id: str | None = None,
         message_position: int | None = None,
+        pending_ttl: timedelta | None = None,
     ) -> AddResult:
-        """Store a candidate as pending, unless the user already has a memory with the same
-        normalised content (any status): then return that one with ``created=False``."""
+        """Store a candidate as pending (expiring after ``pending_ttl``, else the store's
+        own), unless the user already has a memory with the same normalised content (any
+        status): then return that one with ``created=False``."""
         ...
 
     async def find(
@@ -88,7 +91,8 @@ class AsyncMemoryRecordRepository(Protocol):
 
     async def forget_user(self, user_id: str, *, agent_id: str | None = None) -> int:
         """A user's "forget me": delete every record of ``user_id`` (of one agent with
-        ``agent_id``), of any status; how many were deleted."""
+        ``agent_id``), of any status, and their messages waiting in the durable analysis
+        queue; how many records were deleted."""
         ...
 
     async def read_state(self, namespace: str, key: str) -> StateEntry | None:
@@ -148,13 +152,15 @@ class AsyncBaseMemoryRecordRepository(ABC):
         *,
         conversation_id: str | None = None,
         message_position: int | None = None,
+        pending_ttl: timedelta | None = None,
     ) -> AddResult:
+        ttl = self.pending_ttl if pending_ttl is None else rules.validate_pending_ttl(pending_ttl)
         record = rules.new_record(
             agent_id=rules.validate_id(agent_id, "agent_id"),
             user_id=rules.validate_id(user_id, "user_id"),
             candidate=rules.validate_candidate(candidate),
             now=self.now(),
-            pending_ttl=self.pending_ttl,
+            pending_ttl=ttl,
             conversation_id=None
             if conversation_id is None
             else rules.validate_id(conversation_id, "conversation_id"),
@@ -232,9 +238,23 @@ class AsyncBaseMemoryRecordRepository(ABC):
         while True:  # from the start each time: records added meanwhile go too
             rows = await self._find(agent, user, None, None, rules.MAX_PAGE_SIZE, None, self.now())
             if not rows:
+                await self._drop_queued(user, agent)
                 return deleted
             for r in rows:
                 deleted += await self._delete(r.id)
+
+    async def _drop_queued(self, user_id: str, agent_id: str | None) -> None:
+        """Delete the user's messages waiting in the durable analysis queue (``_queue``),
+        so nothing of a forgotten user is analysed after ``forget_user``."""
+        after = None
+        while True:
+            page = await self._list_state(queue.QUEUE_NAMESPACE, after, state.MAX_STATE_PAGE_SIZE)
+            for entry in page:
+                if queue.queued_for(entry.value, user_id, agent_id):
+                    await self._delete_state(entry.namespace, entry.key, None)
+            if len(page) < state.MAX_STATE_PAGE_SIZE:
+                return
+            after = page[-1].key
 
     # -- the state primitive ------------------------------------------------------------
     async def read_state(self, namespace: str, key: str) -> StateEntry | None:

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 from chatmem.core._errors import ConcurrencyError, InvalidArgumentError
 
+from .. import _queue as queue
 from .. import _rules as rules
 from .. import _state as state
 from .._model import (
@@ -44,9 +45,11 @@ class MemoryRecordRepository(Protocol):
         *,
         conversation_id: str | None = None,
         message_position: int | None = None,
+        pending_ttl: timedelta | None = None,
     ) -> AddResult:
-        """Store a candidate as pending, unless the user already has a memory with the same
-        normalised content (any status): then return that one with ``created=False``."""
+        """Store a candidate as pending (expiring after ``pending_ttl``, else the store's
+        own), unless the user already has a memory with the same normalised content (any
+        status): then return that one with ``created=False``."""
         ...
 
     def find(
@@ -90,7 +93,8 @@ class MemoryRecordRepository(Protocol):
 
     def forget_user(self, user_id: str, *, agent_id: str | None = None) -> int:
         """A user's "forget me": delete every record of ``user_id`` (of one agent with
-        ``agent_id``), of any status; how many were deleted."""
+        ``agent_id``), of any status, and their messages waiting in the durable analysis
+        queue; how many records were deleted."""
         ...
 
     def read_state(self, namespace: str, key: str) -> StateEntry | None:
@@ -150,13 +154,15 @@ class BaseMemoryRecordRepository(ABC):
         *,
         conversation_id: str | None = None,
         message_position: int | None = None,
+        pending_ttl: timedelta | None = None,
     ) -> AddResult:
+        ttl = self.pending_ttl if pending_ttl is None else rules.validate_pending_ttl(pending_ttl)
         record = rules.new_record(
             agent_id=rules.validate_id(agent_id, "agent_id"),
             user_id=rules.validate_id(user_id, "user_id"),
             candidate=rules.validate_candidate(candidate),
             now=self.now(),
-            pending_ttl=self.pending_ttl,
+            pending_ttl=ttl,
             conversation_id=None
             if conversation_id is None
             else rules.validate_id(conversation_id, "conversation_id"),
@@ -234,9 +240,23 @@ class BaseMemoryRecordRepository(ABC):
         while True:  # from the start each time: records added meanwhile go too
             rows = self._find(agent, user, None, None, rules.MAX_PAGE_SIZE, None, self.now())
             if not rows:
+                self._drop_queued(user, agent)
                 return deleted
             for r in rows:
                 deleted += self._delete(r.id)
+
+    def _drop_queued(self, user_id: str, agent_id: str | None) -> None:
+        """Delete the user's messages waiting in the durable analysis queue (``_queue``),
+        so nothing of a forgotten user is analysed after ``forget_user``."""
+        after = None
+        while True:
+            page = self._list_state(queue.QUEUE_NAMESPACE, after, state.MAX_STATE_PAGE_SIZE)
+            for entry in page:
+                if queue.queued_for(entry.value, user_id, agent_id):
+                    self._delete_state(entry.namespace, entry.key, None)
+            if len(page) < state.MAX_STATE_PAGE_SIZE:
+                return
+            after = page[-1].key
 
     # -- the state primitive ------------------------------------------------------------
     def read_state(self, namespace: str, key: str) -> StateEntry | None:
