@@ -89,6 +89,9 @@ class LoopClient:
     def post(self, url: str, **options: Any) -> Any:
         return self.request("POST", url, **options)
 
+    def put(self, url: str, **options: Any) -> Any:
+        return self.request("PUT", url, **options)
+
     def delete(self, url: str, **options: Any) -> Any:
         return self.request("DELETE", url, **options)
 

@@ -4,6 +4,7 @@ decisions validated before any write, and the source conversation beside a memor
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -12,12 +13,21 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from chatmem.core import AssistantMessage, InMemoryChatMemoryRepository, UserMessage
-from chatmem.core.longterm import BaseMemoryRecordRepository, MemoryCandidate, MemoryType
+from chatmem.core.longterm import (
+    AgentSettings,
+    BaseMemoryRecordRepository,
+    LongTermMemory,
+    MemoryCandidate,
+    MemoryType,
+    RuleBasedExtractor,
+    get_settings,
+)
 from chatmem.core.longterm.api import memory_router
 
 from .conftest import TestClock, api_client
 
 Make = Callable[..., BaseMemoryRecordRepository]
+REFRESH = timedelta(seconds=0.2)
 
 SEED = [
     ("ana", "preference", "The user prefers Python code examples over pseudocode.", 0.9),
@@ -217,3 +227,68 @@ def test_source_conversation_beside_a_memory(make_records: Make, clock: TestCloc
     assert client.get(f"/api/memories/{rid}/context", params={"around": 99}).status_code == 422
     no_chat = client_for(records).get(f"/api/memories/{rid}/context")
     assert no_chat.status_code == 404 and "chat" in no_chat.json()["detail"]
+
+
+def test_agent_settings_through_the_api(make_records: Make) -> None:
+    records = make_records()
+    client = client_for(records)
+    week = 7 * 24 * 3600
+    assert client.get("/api/agents/helper/settings").json() == {
+        "agent_id": "helper",
+        "enabled": True,
+        "pending_ttl_seconds": week,
+    }
+    off = client.put("/api/agents/helper/settings", json={"enabled": False})
+    assert off.status_code == 200 and off.json()["enabled"] is False
+    two_days = client.put("/api/agents/helper/settings", json={"pending_ttl_seconds": 172800})
+    assert two_days.json() == {
+        "agent_id": "helper",
+        "enabled": False,
+        "pending_ttl_seconds": 172800,
+    }
+    assert get_settings(records, "helper") == AgentSettings(
+        enabled=False, pending_ttl=timedelta(days=2)
+    )
+    for body, argument in (
+        ({"enabled": "no"}, "enabled"),
+        ({"pending_ttl_seconds": 0}, "pending_ttl"),
+        ({"pending_ttl_seconds": "7"}, "pending_ttl_seconds"),
+        ({"enabled": True, "colour": "red"}, "body"),
+        ({}, "body"),
+    ):
+        refused = client.put("/api/agents/helper/settings", json=body)
+        assert refused.status_code == 422 and refused.json()["detail"]["argument"] == argument
+    too_long = client.get(f"/api/agents/{'a' * 2000}/settings")
+    assert too_long.status_code == 422 and too_long.json()["detail"]["argument"] == "agent_id"
+    assert get_settings(records, "helper").enabled is False
+
+
+def test_a_settings_change_through_the_api_reaches_a_running_memory(make_records: Make) -> None:
+    """Done when of issue 33: switched off through the REST API, a running LongTermMemory
+    stops extracting and injecting within its refresh interval (0.2 s here, 5 s by default)."""
+    records = make_records()
+    approved = records.add(
+        "helper",
+        "ana",
+        MemoryCandidate(
+            memory_type=MemoryType.PREFERENCE, content="The user prefers tables.", confidence=0.9
+        ),
+    ).record
+    records.approve(approved.id)
+    running = make_records(shared_with=records)  # the agent's process
+    memory = LongTermMemory(
+        running, agent_id="helper", extractor=RuleBasedExtractor(), settings_refresh=REFRESH
+    )
+    try:
+        assert memory.system_prompt_block("ana") is not None
+        client = client_for(records)  # the reviewer's server
+        assert client.put("/api/agents/helper/settings", json={"enabled": False}).status_code == 200
+        start = time.monotonic()
+        while memory.system_prompt_block("ana") is not None:
+            assert time.monotonic() - start < 5, "the running memory still injects after 5 s"
+            time.sleep(0.02)
+        assert not memory.observe("ana", "I work at Acme Robotics.")
+        assert memory.flush(10)
+        assert [r.id for r in records.find(user_id="ana").records] == [approved.id]
+    finally:
+        memory.close()

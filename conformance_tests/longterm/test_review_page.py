@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chatmem.core.longterm import MemoryCandidate, MemoryStatus, MemoryType
+from chatmem.core.longterm import (
+    AgentSettings,
+    MemoryCandidate,
+    MemoryStatus,
+    MemoryType,
+    get_settings,
+)
 from chatmem.jdbc import JdbcMemoryRecordRepository
 
 from ._server import serve
@@ -263,6 +270,24 @@ def test_review_page_for_volume_filters_bulk_context_and_keys(tmp_path: Path, br
             browser, lambda d: rows(d)[1].find_element(By.CLASS_NAME, "status").text == "rejected"
         )
 
+        # Agent settings: read the defaults, switch the agent off with a 2-day expiry.
+        find(By.CSS_SELECTOR, "#settings summary").click()
+        find(By.ID, "settings-agent").send_keys("assistant")
+        find(By.ID, "settings-load").click()
+        wait_for(
+            browser, lambda d: d.find_element(By.ID, "settings-days").get_attribute("value") == "7"
+        )
+        assert find(By.ID, "settings-enabled").is_selected()
+        find(By.ID, "settings-enabled").click()
+        days = find(By.ID, "settings-days")
+        days.clear()
+        days.send_keys("2")
+        find(By.ID, "settings-save").click()
+        wait_for(browser, lambda d: "long-term memory off" in d.find_element(By.ID, "message").text)
+
+    assert get_settings(repo, "assistant") == AgentSettings(
+        enabled=False, pending_ttl=timedelta(days=2)
+    )
     assert {rid: repo.get(rid).status for rid in [korean, *bulk, firm]} == {  # type: ignore[union-attr]
         korean: MemoryStatus.PENDING,
         bulk[0]: MemoryStatus.REJECTED,

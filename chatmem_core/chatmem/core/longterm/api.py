@@ -20,6 +20,9 @@ Routes (under the prefix you mount at):
 - ``POST /memories/bulk`` ``{"action": "approve"|"reject"|"delete", "ids": [...],
   "reviewer"?, "reason"?}``: every id validated before any is touched, then one result per id;
 - ``DELETE /users/{user_id}/memories?agent_id=``: a user's "forget me";
+- ``GET /agents/{agent_id}/settings``; ``PUT`` it with ``{"enabled"?, "pending_ttl_seconds"?}``:
+  the agent's long-term memory switch and pending expiry (a running memory applies a change
+  within its ``settings_refresh``);
 - ``POST /memories/expire``: persist due expiries.
 
 Errors are JSON ``{"detail": ...}``: 422 for a bad argument (naming it), 404 for an unknown
@@ -29,9 +32,11 @@ dependency: it raises to refuse); ``api_key_auth(key)`` is the one ``chatmem ser
 
 from __future__ import annotations
 
+import functools
 import hmac
 import inspect
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from importlib import resources
 from typing import Annotated, Any, TypeVar
 
@@ -44,6 +49,7 @@ from fastapi.concurrency import run_in_threadpool  # noqa: E402
 from fastapi.responses import HTMLResponse  # noqa: E402
 
 from . import _review as review  # noqa: E402
+from ._async.settings import async_get_settings, async_put_settings  # noqa: E402
 from ._model import (  # noqa: E402
     MemoryNotFoundError,
     MemoryRecord,
@@ -52,10 +58,13 @@ from ._model import (  # noqa: E402
 )
 from ._repository import MemoryRecordRepository  # noqa: E402
 from ._stores import takes_option  # noqa: E402
+from ._sync.settings import get_settings, put_settings  # noqa: E402
 
 API_KEY_HEADER = "X-API-Key"
 Auth = Callable[..., Any]
 R = TypeVar("R")
+SETTINGS_GET = (get_settings, async_get_settings)
+SETTINGS_PUT = (put_settings, async_put_settings)
 
 
 def api_key_auth(api_key: str) -> Auth:
@@ -102,11 +111,16 @@ def _is_async(repository: object, method: str) -> bool:
 
 def _caller(repository: object) -> Callable[..., Awaitable[Any]]:
     """``await call(method, *args)``: on the loop for an async store, on FastAPI's thread
-    pool for a sync one, so neither blocks the event loop. Store errors become HTTP ones."""
+    pool for a sync one, so neither blocks the event loop. ``method`` is the store's method
+    name, or a ``(sync_function, async_function)`` pair taking the store first. Store errors
+    become HTTP ones."""
     is_async = _is_async(repository, "find")
 
-    async def call(method: str, *args: Any, **kwargs: Any) -> Any:
-        fn = getattr(repository, method)
+    async def call(method: str | tuple[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        if isinstance(method, tuple):
+            fn = functools.partial(method[1] if is_async else method[0], repository)
+        else:
+            fn = getattr(repository, method)
         try:
             if is_async:
                 return await fn(*args, **kwargs)
@@ -261,6 +275,36 @@ def memory_router(
     async def forget_user(user_id: str, agent_id: str | None = None) -> dict[str, int]:
         """A user's "forget me": every memory of the user (of one agent with ``agent_id``)."""
         return {"deleted": await call("forget_user", user_id, agent_id=agent_id)}
+
+    @router.get("/agents/{agent_id}/settings")
+    async def agent_settings(agent_id: str) -> dict[str, object]:
+        """The agent's long-term memory settings (the defaults when none are stored)."""
+        settings = await call(SETTINGS_GET, agent_id)
+        return {"agent_id": agent_id, **settings.to_dict()}
+
+    @router.put("/agents/{agent_id}/settings")
+    async def change_settings(
+        agent_id: str, body: Annotated[dict[str, Any], Body()]
+    ) -> dict[str, object]:
+        """Change ``enabled`` and/or ``pending_ttl_seconds``; a running ``LongTermMemory``
+        of the agent applies it within its ``settings_refresh``."""
+        unknown = set(body) - {"enabled", "pending_ttl_seconds"}
+        if unknown or not body:
+            message = f"unknown fields {sorted(unknown)}" if unknown else "names no setting"
+            raise HTTPException(status_code=422, detail={"argument": "body", "message": message})
+        ttl = body.get("pending_ttl_seconds")
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)):
+            raise HTTPException(
+                status_code=422,
+                detail={"argument": "pending_ttl_seconds", "message": "must be an int"},
+            )
+        settings = await call(
+            SETTINGS_PUT,
+            agent_id,
+            enabled=body.get("enabled"),
+            pending_ttl=None if ttl is None else timedelta(seconds=ttl),
+        )
+        return {"agent_id": agent_id, **settings.to_dict()}
 
     @router.delete("/memories/{record_id}")
     async def delete(record_id: str) -> dict[str, bool]:
