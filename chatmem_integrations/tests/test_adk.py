@@ -27,6 +27,7 @@ pytest.importorskip(
 )
 
 from google.adk.agents import LlmAgent
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -327,6 +328,48 @@ def test_a_retried_append_is_stored_once_even_when_the_retries_race(store: Any) 
         await svc.append_event(session, other)
         stored = await svc.get_session(app_name="a", user_id="u", session_id="s")
         assert stored is not None and len(stored.events) == 3
+
+    store(scenario)
+
+
+def test_stale_sessions_raise_refuses_an_append_to_an_outdated_copy(store: Any) -> None:
+    """``stale_sessions="raise"`` mirrors DatabaseSessionService: a copy read before another
+    writer appended gets ``StaleSessionError`` and stores nothing; a fresh read can append;
+    a re-delivery of a stored event is still no error; a Runner's own turns never trip it.
+    The default merges instead (the append lands on the stored state)."""
+
+    async def scenario(make_twin: Callable[[], Awaitable[Any]]) -> None:
+        repo = await make_twin()
+        strict = ChatmemSessionService(repo, stale_sessions="raise")
+        await strict.create_session(app_name="calc", user_id="ada", session_id="chat")
+        now = platform_time.get_time()
+        first = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
+        second = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
+        assert first is not None and second is not None
+        kept = text("first writer", ts=now + 1, state_delta={"n": 1})
+        await strict.append_event(first, kept)
+        with pytest.raises(StaleSessionError):
+            await strict.append_event(second, text("stale writer", ts=now + 2, state_delta={"n": 2}))
+        await strict.append_event(second, kept.model_copy())  # a re-delivery: no error
+        fresh = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
+        assert fresh is not None and [e.id for e in fresh.events] == [kept.id]
+        assert fresh.state == {"n": 1}
+        await strict.append_event(fresh, text("after a fresh read", ts=now + 3))
+        merging = ChatmemSessionService(repo)
+        await merging.append_event(second, text("merged", ts=now + 4, state_delta={"m": 1}))
+        stored = await merging.get_session(app_name="calc", user_id="ada", session_id="chat")
+        assert stored is not None and len(stored.events) == 3
+        assert stored.state == {"n": 1, "m": 1}
+        with pytest.raises(InvalidArgumentError, match="stale_sessions"):
+            ChatmemSessionService(repo, stale_sessions="ignore")
+        runner = make_runner(strict)
+        await strict.delete_session(app_name="calc", user_id="ada", session_id="chat")
+        await strict.create_session(app_name="calc", user_id="ada", session_id="chat")
+        assert await turn(runner, "one") == {"prompts": ["one"], "sums": [{"sum": 1}]}
+        assert await turn(runner, "two") == {
+            "prompts": ["one", "two"],
+            "sums": [{"sum": 1}, {"sum": 2}],
+        }
 
     store(scenario)
 
