@@ -349,7 +349,9 @@ def test_stale_sessions_raise_refuses_an_append_to_an_outdated_copy(store: Any) 
         kept = text("first writer", ts=now + 1, state_delta={"n": 1})
         await strict.append_event(first, kept)
         with pytest.raises(StaleSessionError):
-            await strict.append_event(second, text("stale writer", ts=now + 2, state_delta={"n": 2}))
+            await strict.append_event(
+                second, text("stale writer", ts=now + 2, state_delta={"n": 2})
+            )
         await strict.append_event(second, kept.model_copy())  # a re-delivery: no error
         fresh = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
         assert fresh is not None and [e.id for e in fresh.events] == [kept.id]
