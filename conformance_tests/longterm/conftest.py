@@ -199,6 +199,15 @@ async def open_async_store(
 
         database = client(lambda: AsyncMongoClient(store_url(server)))[server.extra["database"]]
         store = AsyncMongoMemoryRecordRepository(database, **options)
+    elif harness == "neo4j":
+        import neo4j
+
+        from chatmem.neo4j import AsyncNeo4jMemoryRecordRepository, parse_url
+
+        target = parse_url(store_url(server))
+        auth = None if target.user is None else (target.user, target.password or "")
+        driver = client(lambda: neo4j.AsyncGraphDatabase.driver(target.uri, auth=auth))
+        store = AsyncNeo4jMemoryRecordRepository(driver, **options)
     else:
         pytest.skip(f"no async long-term memory record store for {harness} yet")
     await store._ready()  # type: ignore[attr-defined]  # what from_url does before it returns
