@@ -349,3 +349,43 @@ def test_schema_mode_never_leaves_a_missing_table_to_the_user(
     assert repo.add("agent", "ana", PREF).created
     ddl = repo.schema_sql()  # type: ignore[attr-defined]
     assert ddl[0].startswith("CREATE TABLE") and any("UNIQUE" in s for s in ddl)
+
+
+def test_approve_with_edited_content_keeps_the_proposed_wording(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    p = records.add("agent", "ana", PREF).record
+    clock.advance(timedelta(minutes=5))
+    edited = "  The user prefers Python examples, with type hints.  "
+    done = records.approve(p.id, reviewer="rita", content=edited)
+    assert (done.status, done.content, done.original_content, done.reviewed_at) == (
+        MemoryStatus.APPROVED,
+        edited.strip(),
+        PREF.content,
+        clock.now,
+    )
+    assert records.get(p.id) == done
+    assert [r.content for r in records.find(status="approved").records] == [edited.strip()]
+    again = records.add("agent", "ana", PREF)  # the proposal again: still the same memory
+    assert not again.created and again.record.id == p.id
+    same = records.add("agent", "ana", FACT).record  # unchanged wording: nothing kept
+    kept = records.approve(same.id, content=FACT.content)
+    assert (kept.content, kept.original_content) == (FACT.content, None)
+    assert records.get(p.id).original_content == PREF.content  # type: ignore[union-attr]
+    assert records.delete(p.id) is True
+    assert records.add("agent", "ana", PREF).created  # the dedup key went with the record
+
+
+def test_approve_with_bad_content_changes_nothing(records: BaseMemoryRecordRepository) -> None:
+    p = records.add("agent", "ana", PREF).record
+    for bad in ("", "   ", 7, "x" * 2001, "nul\x00"):
+        with pytest.raises(InvalidArgumentError) as err:
+            records.approve(p.id, content=bad)  # type: ignore[arg-type]
+        assert err.value.argument == "content"
+    assert records.get(p.id) == p
+    rejected = records.reject(records.add("agent", "ana", FACT).record.id)
+    with pytest.raises(MemoryStateError):
+        records.approve(rejected.id, content="Something else.")
+    assert records.get(rejected.id) == rejected
+    with pytest.raises(MemoryNotFoundError):
+        records.approve("00000000-0000-4000-8000-000000000000", content="Anything.")

@@ -174,6 +174,11 @@ def dedup_key(agent_id: str, user_id: str, content: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+def proposed(record: MemoryRecord) -> str:
+    """The content as proposed (before a reviewer's edit): what the dedup key is made of."""
+    return record.content if record.original_content is None else record.original_content
+
+
 def new_record(
     *,
     agent_id: str,

@@ -66,10 +66,16 @@ class AsyncMemoryRecordRepository(Protocol):
         ...
 
     async def approve(
-        self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
+        self,
+        record_id: str,
+        *,
+        reviewer: str | None = None,
+        reason: str | None = None,
+        content: str | None = None,
     ) -> MemoryRecord:
-        """Approve a pending record; MemoryStateError if it is not pending any more (one
-        winner when reviewers race), MemoryNotFoundError if there is no such record."""
+        """Approve a pending record, with ``content`` as the reviewer's edited wording (the
+        proposed one kept as ``original_content``); MemoryStateError if it is not pending any
+        more (one winner when reviewers race), MemoryNotFoundError if there is no such record."""
         ...
 
     async def reject(
@@ -193,9 +199,14 @@ class AsyncBaseMemoryRecordRepository(ABC):
         return None if record is None else rules.effective(record, self.now())
 
     async def approve(
-        self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
+        self,
+        record_id: str,
+        *,
+        reviewer: str | None = None,
+        reason: str | None = None,
+        content: str | None = None,
     ) -> MemoryRecord:
-        return await self._decide(record_id, MemoryStatus.APPROVED, reviewer, reason)
+        return await self._decide(record_id, MemoryStatus.APPROVED, reviewer, reason, content)
 
     async def reject(
         self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
@@ -203,13 +214,26 @@ class AsyncBaseMemoryRecordRepository(ABC):
         return await self._decide(record_id, MemoryStatus.REJECTED, reviewer, reason)
 
     async def _decide(
-        self, record_id: str, decision: MemoryStatus, reviewer: str | None, reason: str | None
+        self,
+        record_id: str,
+        decision: MemoryStatus,
+        reviewer: str | None,
+        reason: str | None,
+        content: str | None = None,
     ) -> MemoryRecord:
         rid = rules.validate_record_id(record_id)
         who = rules.validate_review_text(reviewer, "reviewer")
         why = rules.validate_review_text(reason, "reason")
+        text = None if content is None else rules.validate_content(content)
         now = self.now()
-        done = await self._review(rid, decision, now, who, why)
+        edit: tuple[str, str] | None = None
+        if text is not None:  # the proposed wording, kept beside the edited one
+            current = await self._get(rid)
+            if current is None:
+                raise MemoryNotFoundError(f"no memory {rid}")
+            rules.review(current, decision, now)  # raises MemoryStateError: not pending
+            edit = None if text == current.content else (text, current.content)
+        done = await self._review(rid, decision, now, who, why, edit)
         if done is not None:
             return done
         current = await self._get(rid)
@@ -299,9 +323,11 @@ class AsyncBaseMemoryRecordRepository(ABC):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
-        """Atomically set ``decision`` if the record is pending and unexpired at ``now``;
-        the updated record, or None when the condition failed (the base explains why)."""
+        """Atomically set ``decision`` (and with ``edit`` = (content, original), those two
+        fields) if the record is pending and unexpired at ``now``; the updated record, or
+        None when the condition failed (the base explains why)."""
 
     @abstractmethod
     async def _delete(self, record_id: str) -> bool:

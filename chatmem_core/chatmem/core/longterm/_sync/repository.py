@@ -68,10 +68,16 @@ class MemoryRecordRepository(Protocol):
         ...
 
     def approve(
-        self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
+        self,
+        record_id: str,
+        *,
+        reviewer: str | None = None,
+        reason: str | None = None,
+        content: str | None = None,
     ) -> MemoryRecord:
-        """Approve a pending record; MemoryStateError if it is not pending any more (one
-        winner when reviewers race), MemoryNotFoundError if there is no such record."""
+        """Approve a pending record, with ``content`` as the reviewer's edited wording (the
+        proposed one kept as ``original_content``); MemoryStateError if it is not pending any
+        more (one winner when reviewers race), MemoryNotFoundError if there is no such record."""
         ...
 
     def reject(
@@ -195,9 +201,14 @@ class BaseMemoryRecordRepository(ABC):
         return None if record is None else rules.effective(record, self.now())
 
     def approve(
-        self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
+        self,
+        record_id: str,
+        *,
+        reviewer: str | None = None,
+        reason: str | None = None,
+        content: str | None = None,
     ) -> MemoryRecord:
-        return self._decide(record_id, MemoryStatus.APPROVED, reviewer, reason)
+        return self._decide(record_id, MemoryStatus.APPROVED, reviewer, reason, content)
 
     def reject(
         self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
@@ -205,13 +216,26 @@ class BaseMemoryRecordRepository(ABC):
         return self._decide(record_id, MemoryStatus.REJECTED, reviewer, reason)
 
     def _decide(
-        self, record_id: str, decision: MemoryStatus, reviewer: str | None, reason: str | None
+        self,
+        record_id: str,
+        decision: MemoryStatus,
+        reviewer: str | None,
+        reason: str | None,
+        content: str | None = None,
     ) -> MemoryRecord:
         rid = rules.validate_record_id(record_id)
         who = rules.validate_review_text(reviewer, "reviewer")
         why = rules.validate_review_text(reason, "reason")
+        text = None if content is None else rules.validate_content(content)
         now = self.now()
-        done = self._review(rid, decision, now, who, why)
+        edit: tuple[str, str] | None = None
+        if text is not None:  # the proposed wording, kept beside the edited one
+            current = self._get(rid)
+            if current is None:
+                raise MemoryNotFoundError(f"no memory {rid}")
+            rules.review(current, decision, now)  # raises MemoryStateError: not pending
+            edit = None if text == current.content else (text, current.content)
+        done = self._review(rid, decision, now, who, why, edit)
         if done is not None:
             return done
         current = self._get(rid)
@@ -301,9 +325,11 @@ class BaseMemoryRecordRepository(ABC):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
-        """Atomically set ``decision`` if the record is pending and unexpired at ``now``;
-        the updated record, or None when the condition failed (the base explains why)."""
+        """Atomically set ``decision`` (and with ``edit`` = (content, original), those two
+        fields) if the record is pending and unexpired at ``now``; the updated record, or
+        None when the condition failed (the base explains why)."""
 
     @abstractmethod
     def _delete(self, record_id: str) -> bool:
