@@ -58,9 +58,12 @@ class MemoryRecordRepository(Protocol):
         memory_type: MemoryType | str | None = None,
         limit: int = rules.DEFAULT_PAGE_SIZE,
         cursor: str | None = None,
+        text: str | None = None,
+        min_confidence: float | None = None,
     ) -> MemoryRecordPage:
         """Records passing every given filter, oldest first, as they stand now (expired
-        pending records read as rejected)."""
+        pending records read as rejected); ``text`` is a case-insensitive substring of the
+        content, ``min_confidence`` an inclusive lower bound."""
         ...
 
     def get(self, record_id: str) -> MemoryRecord | None:
@@ -181,6 +184,8 @@ class BaseMemoryRecordRepository(ABC):
         memory_type: MemoryType | str | None = None,
         limit: int = rules.DEFAULT_PAGE_SIZE,
         cursor: str | None = None,
+        text: str | None = None,
+        min_confidence: float | None = None,
     ) -> MemoryRecordPage:
         agent = None if agent_id is None else rules.validate_id(agent_id, "agent_id")
         user = None if user_id is None else rules.validate_id(user_id, "user_id")
@@ -188,8 +193,21 @@ class BaseMemoryRecordRepository(ABC):
         kind = None if memory_type is None else rules.validate_type(memory_type)
         size = rules.validate_limit(limit)
         after = rules.decode_cursor(cursor)
+        search = None if text is None else rules.validate_search_text(text)
+        floor = (
+            None
+            if min_confidence is None
+            else rules.validate_confidence(min_confidence, "min_confidence")
+        )
         now = self.now()
-        rows = self._find(agent, user, wanted, kind, size + 1, after, now)
+        rows: list[MemoryRecord] = []
+        while True:  # read on past the records the content filters drop, until a page is full
+            ask = size + 1 if search is None and floor is None else rules.MAX_PAGE_SIZE
+            batch = self._find(agent, user, wanted, kind, ask, after, now)
+            rows += [r for r in batch if rules.matches_search(r, search, floor)]
+            if len(rows) > size or len(batch) < ask:
+                break
+            after = rules.sort_key(batch[-1])
         records = [rules.effective(r, now) for r in rows]
         page = records[:size]
         more = len(records) > size
