@@ -246,8 +246,22 @@ async def open_async_store(
 
         database = client(lambda: AsyncMongoClient(store_url(server)))[server.extra["database"]]
         store = AsyncMongoMemoryRecordRepository(database, **options)
+    elif harness == "neo4j":
+        import neo4j
+
+        from chatmem.neo4j import AsyncNeo4jMemoryRecordRepository, parse_url
+
+        target = parse_url(store_url(server))
+        auth = None if target.user is None else (target.user, target.password or "")
+        driver = client(lambda: neo4j.AsyncGraphDatabase.driver(target.uri, auth=auth))
+        store = AsyncNeo4jMemoryRecordRepository(driver, **options)
+    elif harness == "cassandra":
+        from chatmem.cassandra import AsyncCassandraMemoryRecordRepository
+
+        options.setdefault("keyspace", server.extra["keyspace"])  # the driver's session serves
+        store = AsyncCassandraMemoryRecordRepository(server.extra["session"], **options)  # both
     else:
-        pytest.skip(f"no async long-term memory record store for {harness} yet")
+        pytest.skip(f"no async long-term memory record store for {harness}")
     await store._ready()  # type: ignore[attr-defined]  # what from_url does before it returns
     return store
 
