@@ -292,3 +292,30 @@ def test_a_settings_change_through_the_api_reaches_a_running_memory(make_records
         assert [r.id for r in records.find(user_id="ana").records] == [approved.id]
     finally:
         memory.close()
+
+
+def test_edit_then_approve_keeps_the_proposed_wording(make_records: Make, clock: TestClock) -> None:
+    records = make_records()
+    ids = seeded(records, clock)
+    client = client_for(records)
+    rid = ids[SEED[3][2]]
+    edited = "사용자는 코드 예시를 Python으로 받는 것을 선호함."
+    body = client.post(
+        f"/api/memories/{rid}/approve", json={"content": edited, "reviewer": "rita"}
+    ).json()
+    assert (body["status"], body["content"], body["original_content"]) == (
+        "approved",
+        edited,
+        SEED[3][2],
+    )
+    stored = records.get(rid)
+    assert stored is not None and stored.content == edited
+    assert stored.original_content == SEED[3][2]
+    for content in ("   ", 7, "x" * 2001):
+        refused = client.post(f"/api/memories/{ids[SEED[0][2]]}/approve", json={"content": content})
+        assert refused.status_code == 422 and refused.json()["detail"]["argument"] == "content"
+    assert records.get(ids[SEED[0][2]]).status.value == "pending"  # type: ignore[union-attr]
+    late = client.post(f"/api/memories/{rid}/approve", json={"content": "again"})
+    assert late.status_code == 409
+    unedited = client.post(f"/api/memories/{ids[SEED[1][2]]}/approve").json()
+    assert unedited["original_content"] is None and unedited["content"] == SEED[1][2]

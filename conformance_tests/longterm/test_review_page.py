@@ -270,6 +270,22 @@ def test_review_page_for_volume_filters_bulk_context_and_keys(tmp_path: Path, br
             browser, lambda d: rows(d)[1].find_element(By.CLASS_NAME, "status").text == "rejected"
         )
 
+        # Edit, then approve: the corrected wording is stored, the proposed one kept.
+        rows(browser)[0].send_keys("e")
+        area = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "textarea.edit-content"))
+        area.clear()
+        area.send_keys("사용자는 Python 코드 예시를 선호함.")
+        find(By.CSS_SELECTOR, "button.approve-edited").click()
+        wait_for(
+            browser, lambda d: rows(d)[0].find_element(By.CLASS_NAME, "status").text == "approved"
+        )
+        memory = rows(browser)[0].find_element(By.CSS_SELECTOR, "td.memory")
+        assert (
+            memory.find_element(By.CLASS_NAME, "content").text
+            == "사용자는 Python 코드 예시를 선호함."
+        )
+        assert "의사코드보다" in memory.find_element(By.CLASS_NAME, "original").text
+
         # Agent settings: read the defaults, switch the agent off with a 2-day expiry.
         find(By.CSS_SELECTOR, "#settings summary").click()
         find(By.ID, "settings-agent").send_keys("assistant")
@@ -285,11 +301,14 @@ def test_review_page_for_volume_filters_bulk_context_and_keys(tmp_path: Path, br
         find(By.ID, "settings-save").click()
         wait_for(browser, lambda d: "long-term memory off" in d.find_element(By.ID, "message").text)
 
+    edited = repo.get(korean)
+    assert edited is not None and edited.content == "사용자는 Python 코드 예시를 선호함."
+    assert edited.original_content == "사용자는 의사코드보다 Python 코드 예시를 선호함."
     assert get_settings(repo, "assistant") == AgentSettings(
         enabled=False, pending_ttl=timedelta(days=2)
     )
     assert {rid: repo.get(rid).status for rid in [korean, *bulk, firm]} == {  # type: ignore[union-attr]
-        korean: MemoryStatus.PENDING,
+        korean: MemoryStatus.APPROVED,
         bulk[0]: MemoryStatus.REJECTED,
         bulk[1]: MemoryStatus.PENDING,
         bulk[2]: MemoryStatus.APPROVED,

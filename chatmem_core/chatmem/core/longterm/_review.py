@@ -50,11 +50,9 @@ class TextFilter:
         )
 
     def matches(self, record: MemoryRecord) -> bool:
-        if self.min_confidence is not None and record.confidence < self.min_confidence:
-            return False
         if self.max_confidence is not None and record.confidence > self.max_confidence:
             return False
-        return self.text is None or self.text in record.content.casefold()
+        return rules.matches_search(record, self.text, self.min_confidence)
 
 
 def text_filter(

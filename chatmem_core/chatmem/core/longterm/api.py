@@ -15,7 +15,7 @@ Routes (under the prefix you mount at):
   from (needs ``chat``, the chat repository of the conversations);
 - ``POST /memories/{id}/approve`` and ``/reject`` with an optional JSON body
   ``{"reviewer": ..., "reason": ...}`` (approve also takes ``"content"``: the corrected
-  wording, the original kept on the record, where the store can edit); 409 when the record
+  wording, the proposed one kept as ``original_content``); 409 when the record
   is no longer pending;
 - ``POST /memories/bulk`` ``{"action": "approve"|"reject"|"delete", "ids": [...],
   "reviewer"?, "reason"?}``: every id validated before any is touched, then one result per id;
