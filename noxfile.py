@@ -467,8 +467,9 @@ LONGTERM_BACKENDS = [
 @nox.session(python=MAIN_PYTHON)
 @nox.parametrize("backend", [nox.param(b, id=b) for b in LONGTERM_BACKENDS])
 def longterm(session: nox.Session, backend: str) -> None:
-    """Long-term memory: the record suite and the worked examples on each store; on memory
-    also the pure rules, analysis, injection, API and README example; on SQLite the CLI."""
+    """Long-term memory: the record suite (on both twins) and the worked examples on each
+    store; on memory also the pure rules, analysis, injection, API and README example; on
+    SQLite the CLI."""
     driver = BACKENDS[backend][0]
     _install(
         session, ",".join(["api", "sqlite"] + ([driver] if driver not in ("", "sqlite") else []))
@@ -480,6 +481,8 @@ def longterm(session: nox.Session, backend: str) -> None:
         f"--ignore={LONGTERM}/test_review_page.py",
         "--backend",
         backend,
+        "--twin",
+        "both",
         "-q",
         "-rs",
         *session.posargs,

@@ -35,9 +35,9 @@ REQUIRED = {
     "_schema.py",  # the chat store's storage shape (pure)
     "_codec.py",  # message <-> row, document or node (pure)
     "_errors.py",  # translate_errors and the error classification
-    "_records.py",  # <Store>MemoryRecordRepository
     "_async/repository.py",  # Async<Store>ChatMemoryRepository: I/O only
     "_async/schema_ops.py",  # creating and checking the schema on the server
+    "_async/records.py",  # Async<Store>MemoryRecordRepository (and its sync twin)
     "provision/__init__.py",  # the conformance harnesses
 }
 OPTIONAL_TOP = {"_plan.py", "_connect.py", "_record_schema.py"}
@@ -102,8 +102,8 @@ def test_every_async_module_has_its_generated_twin(store: str) -> None:
 
 @pytest.mark.parametrize("store", STORES)
 def test_every_store_exports_the_same_names_with_from_url(store: str) -> None:
-    """``<Store>ChatMemoryRepository``, its ``Async`` twin, ``<Store>MemoryRecordRepository``
-    and ``<Store>Config`` are exported by name (read from ``__all__``); the store classes
+    """``<Store>ChatMemoryRepository``, ``<Store>MemoryRecordRepository``, their ``Async``
+    twins and ``<Store>Config`` are exported by name (read from ``__all__``); the store classes
     each define or inherit ``from_url`` (checked on the classes when the driver is here)."""
     prefix = CLASS_NAMES.get(store, store.capitalize())
     tree = ast.parse((_folder(store) / "__init__.py").read_text(encoding="utf-8"))
@@ -117,6 +117,7 @@ def test_every_store_exports_the_same_names_with_from_url(store: str) -> None:
         f"{prefix}ChatMemoryRepository",
         f"Async{prefix}ChatMemoryRepository",
         f"{prefix}MemoryRecordRepository",
+        f"Async{prefix}MemoryRecordRepository",
     ]
     assert {*stores, f"{prefix}Config"} <= exported, f"chatmem.{store}.__all__ = {exported}"
     driver = DRIVERS.get(store)

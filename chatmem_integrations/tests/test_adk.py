@@ -27,6 +27,7 @@ pytest.importorskip(
 )
 
 from google.adk.agents import LlmAgent
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -41,7 +42,11 @@ from google.adk.sessions.base_session_service import BaseSessionService, GetSess
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from chatmem.core.longterm import InMemoryMemoryRecordRepository, MemoryStatus
+from chatmem.core.longterm import (
+    AsyncInMemoryMemoryRecordRepository,
+    InMemoryMemoryRecordRepository,
+    MemoryStatus,
+)
 from chatmem.integrations._adk_codec import event_data, event_message
 from chatmem.integrations.adk import (
     ChatmemMemoryService,
@@ -327,6 +332,50 @@ def test_a_retried_append_is_stored_once_even_when_the_retries_race(store: Any) 
     store(scenario)
 
 
+def test_stale_sessions_raise_refuses_an_append_to_an_outdated_copy(store: Any) -> None:
+    """``stale_sessions="raise"`` mirrors DatabaseSessionService: a copy read before another
+    writer appended gets ``StaleSessionError`` and stores nothing; a fresh read can append;
+    a re-delivery of a stored event is still no error; a Runner's own turns never trip it.
+    The default merges instead (the append lands on the stored state)."""
+
+    async def scenario(make_twin: Callable[[], Awaitable[Any]]) -> None:
+        repo = await make_twin()
+        strict = ChatmemSessionService(repo, stale_sessions="raise")
+        await strict.create_session(app_name="calc", user_id="ada", session_id="chat")
+        now = platform_time.get_time()
+        first = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
+        second = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
+        assert first is not None and second is not None
+        kept = text("first writer", ts=now + 1, state_delta={"n": 1})
+        await strict.append_event(first, kept)
+        with pytest.raises(StaleSessionError):
+            await strict.append_event(
+                second, text("stale writer", ts=now + 2, state_delta={"n": 2})
+            )
+        await strict.append_event(second, kept.model_copy())  # a re-delivery: no error
+        fresh = await strict.get_session(app_name="calc", user_id="ada", session_id="chat")
+        assert fresh is not None and [e.id for e in fresh.events] == [kept.id]
+        assert fresh.state == {"n": 1}
+        await strict.append_event(fresh, text("after a fresh read", ts=now + 3))
+        merging = ChatmemSessionService(repo)
+        await merging.append_event(second, text("merged", ts=now + 4, state_delta={"m": 1}))
+        stored = await merging.get_session(app_name="calc", user_id="ada", session_id="chat")
+        assert stored is not None and len(stored.events) == 3
+        assert stored.state == {"n": 1, "m": 1}
+        with pytest.raises(InvalidArgumentError, match="stale_sessions"):
+            ChatmemSessionService(repo, stale_sessions="ignore")
+        runner = make_runner(strict)
+        await strict.delete_session(app_name="calc", user_id="ada", session_id="chat")
+        await strict.create_session(app_name="calc", user_id="ada", session_id="chat")
+        assert await turn(runner, "one") == {"prompts": ["one"], "sums": [{"sum": 1}]}
+        assert await turn(runner, "two") == {
+            "prompts": ["one", "two"],
+            "sums": [{"sum": 1}, {"sum": 2}],
+        }
+
+    store(scenario)
+
+
 def test_eight_concurrent_appends_on_one_session_lose_nothing(store: Any) -> None:
     async def scenario(make_twin: Callable[[], Awaitable[Any]]) -> None:
         services = [ChatmemSessionService(await make_twin()) for _ in range(8)]
@@ -558,7 +607,7 @@ def session_with(*texts: str) -> Session:
 
 def test_memory_finds_approved_memories_only() -> None:
     async def scenario() -> None:
-        records = InMemoryMemoryRecordRepository()
+        records = AsyncInMemoryMemoryRecordRepository()
         memory = ChatmemMemoryService(records)
         session = session_with(
             "I prefer window seats on long flights.", "My name is Ada and I live in Lisbon."
@@ -566,7 +615,7 @@ def test_memory_finds_approved_memories_only() -> None:
         await memory.add_session_to_memory(session)
         await memory.add_session_to_memory(session)  # again: no duplicates
         assert await memory.flush(timeout=30)
-        pending = records.find(agent_id="travel", user_id="ada", status=MemoryStatus.PENDING)
+        pending = await records.find(agent_id="travel", user_id="ada", status=MemoryStatus.PENDING)
         assert sorted(r.content for r in pending.records) == [
             "The user prefers window seats on long flights.",
             "The user's name is Ada and the user lives in Lisbon.",
@@ -577,8 +626,8 @@ def test_memory_finds_approved_memories_only() -> None:
             found = await memory.search_memory(app_name="travel", user_id="ada", query=query)
             assert found.memories == []
         seats, home = sorted(pending.records, key=lambda r: r.content)
-        records.approve(seats.id, reviewer="test")
-        records.reject(home.id, reviewer="test")
+        await records.approve(seats.id, reviewer="test")
+        await records.reject(home.id, reviewer="test")
         found = await memory.search_memory(
             app_name="travel", user_id="ada", query="Which seats on flights?"
         )
@@ -598,7 +647,7 @@ def test_memory_finds_approved_memories_only() -> None:
         ).memories == []
         with pytest.raises(InvalidArgumentError, match="query"):
             await memory.search_memory(app_name="travel", user_id="ada", query=None)  # type: ignore[arg-type]
-        memory.analyser.close()
+        await memory.analyser.close()
 
     asyncio.run(scenario())
 
@@ -610,16 +659,16 @@ def test_memory_search_by_embeddings() -> None:
         return [float(low.count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]
 
     async def scenario() -> None:
-        records = InMemoryMemoryRecordRepository()
+        records = AsyncInMemoryMemoryRecordRepository()
         memory = ChatmemMemoryService(records, embed=embed, min_similarity=0.9)
         await memory.add_session_to_memory(session_with("I prefer window seats on long flights."))
         assert await memory.flush(timeout=30)
-        (seats,) = records.find(status=MemoryStatus.PENDING).records
+        (seats,) = (await records.find(status=MemoryStatus.PENDING)).records
         query = "the user prefers window seats on long flights"
         assert (
             await memory.search_memory(app_name="travel", user_id="ada", query=query)
         ).memories == []
-        records.approve(seats.id)
+        await records.approve(seats.id)
         found = await memory.search_memory(app_name="travel", user_id="ada", query=query)
         assert [m.id for m in found.memories] == [seats.id]
         assert (
@@ -629,7 +678,9 @@ def test_memory_search_by_embeddings() -> None:
             ChatmemMemoryService(records, embed=3)  # type: ignore[arg-type]
         with pytest.raises(InvalidArgumentError, match="records"):
             ChatmemMemoryService(object())  # type: ignore[arg-type]
-        memory.analyser.close()
+        with pytest.raises(InvalidArgumentError, match="records"):
+            ChatmemMemoryService(InMemoryMemoryRecordRepository())  # type: ignore[arg-type]
+        await memory.analyser.close()
 
     asyncio.run(scenario())
 

@@ -31,6 +31,8 @@ from chatmem.core import (
 )
 from chatmem.core.backend import AsyncBaseChatMemoryRepository, BaseChatMemoryRepository
 from chatmem.core.longterm import (
+    AsyncInMemoryMemoryRecordRepository,
+    AsyncLongTermMemory,
     InMemoryMemoryRecordRepository,
     LongTermMemory,
     MemoryStatus,
@@ -340,8 +342,8 @@ def test_bad_arguments_are_typed_errors_before_io() -> None:
 
 
 def test_the_memory_provider_injects_approved_memories_only() -> None:
-    records = InMemoryMemoryRecordRepository()
-    memory = LongTermMemory(records, agent_id="travel", extractor=RuleBasedExtractor())
+    records = AsyncInMemoryMemoryRecordRepository()
+    memory = AsyncLongTermMemory(records, agent_id="travel", extractor=RuleBasedExtractor())
     provider = ChatmemMemoryProvider(memory, user_id=lambda session: session.state["user"])
     client = ScriptedClient([Message("assistant", [f"r{i}"]) for i in range(3)])
     agent = Agent(client=client, context_providers=[provider])
@@ -356,23 +358,26 @@ def test_the_memory_provider_injects_approved_memories_only() -> None:
 
     async def main() -> None:
         await agent.run("I prefer window seats on long flights.", session=session_of("trip"))
-        assert memory.flush(30)
-        (seats,) = records.find(
-            agent_id="travel", user_id="ada", status=MemoryStatus.PENDING
+        assert await memory.flush(30)
+        (seats,) = (
+            await records.find(agent_id="travel", user_id="ada", status=MemoryStatus.PENDING)
         ).records
         assert seats.conversation_id == "trip"
         await agent.run("Book me a flight.", session=session_of("t2"))
         assert "window seats" not in seen_last()  # pending: never injected
-        records.approve(seats.id, reviewer="test")
+        await records.approve(seats.id, reviewer="test")
         await agent.run("And the return?", session=session_of("t3"))
         assert "window seats" in seen_last()
+        await memory.close()
 
     asyncio.run(main())
-    memory.close()
     with pytest.raises(InvalidArgumentError, match="memory"):
         ChatmemMemoryProvider(records, user_id="ada")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="user_id"):
         ChatmemMemoryProvider(memory, user_id="")
+    sync_memory = LongTermMemory(InMemoryMemoryRecordRepository(), agent_id="travel")
+    with pytest.raises(InvalidArgumentError, match="memory"):
+        ChatmemMemoryProvider(sync_memory, user_id="ada")  # type: ignore[arg-type]
 
 
 # == the docs page's example ===================================================================

@@ -35,6 +35,8 @@ from chatmem.core import (
 )
 from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.core.longterm import (
+    AsyncInMemoryMemoryRecordRepository,
+    AsyncLongTermMemory,
     InMemoryMemoryRecordRepository,
     LongTermMemory,
     RuleBasedExtractor,
@@ -487,8 +489,8 @@ class Noting(Scripted):
 def test_long_term_memories_reach_the_model_and_user_messages_are_observed(
     backend: tuple[Any, Any], repo: BaseChatMemoryRepository
 ) -> None:
-    records = InMemoryMemoryRecordRepository()
-    memory = LongTermMemory(records, agent_id="adder", extractor=RuleBasedExtractor())
+    records = AsyncInMemoryMemoryRecordRepository()
+    memory = AsyncLongTermMemory(records, agent_id="adder", extractor=RuleBasedExtractor())
     model = Noting()
 
     async def body(twin: Any) -> None:
@@ -496,11 +498,11 @@ def test_long_term_memories_reach_the_model_and_user_messages_are_observed(
         with pytest.raises(RuntimeError, match="model broke"):
             await session.run(make_agent(Scripted(fail=True)), "I prefer tea over coffee.")
         await session.run(make_agent(model), PREFERENCE)
-        assert memory.flush(10)
-        pending = records.find(user_id="ana", status="pending").records
+        assert await memory.flush(10)
+        pending = (await records.find(user_id="ana", status="pending")).records
         assert [r.content for r in pending] == [REMEMBERED]  # the failed run's prompt is not
         assert model.instructions == ["You add numbers."] * 2
-        records.approve(pending[0].id, reviewer="rita")
+        await records.approve(pending[0].id, reviewer="rita")
         await session.run(make_agent(model), "Show me how to sort a list.")
         assert model.instructions[-1] is not None
         assert model.instructions[-1].startswith("You add numbers.\n\n")
@@ -514,18 +516,21 @@ def test_long_term_memories_reach_the_model_and_user_messages_are_observed(
         assert model.instructions[-1] is not None
         assert model.instructions[-1].startswith("You are adder.\n\n")
         assert REMEMBERED in model.instructions[-1]
-        assert memory.flush(10)  # the plain session's add_items queued the prompt too
-        contents = {r.content for r in records.find(user_id="ana", status="pending").records}
+        assert await memory.flush(10)  # the plain session's add_items queued the prompt too
+        found = await records.find(user_id="ana", status="pending")
+        contents = {r.content for r in found.records}
         assert "The user lives in Seoul." in contents
         items = await session.get_items()
         assert not any(REMEMBERED in json.dumps(i) for i in items)
         off = ChatmemSession(twin, "lt")
         assert off.with_memories(plain) is plain
+        await memory.close()
 
-    try:
-        on_twin(backend, repo, body)
-    finally:
-        memory.close()
+    on_twin(backend, repo, body)
+    with pytest.raises(InvalidArgumentError) as info:
+        sync_memory = LongTermMemory(InMemoryMemoryRecordRepository(), agent_id="adder")
+        ChatmemSession(AsyncInMemoryChatMemoryRepository(), "c", long_term=sync_memory)  # type: ignore[arg-type]
+    assert info.value.argument == "long_term"
     with pytest.raises(InvalidArgumentError) as info:
         ChatmemSession(AsyncInMemoryChatMemoryRepository(), "c", long_term=memory)
     assert info.value.argument == "user_id"

@@ -35,8 +35,11 @@ from chatmem.core import (
 )
 from chatmem.core.backend import BaseChatMemoryRepository
 from chatmem.core.longterm import (
+    AsyncInMemoryMemoryRecordRepository,
+    AsyncLongTermMemory,
     InMemoryMemoryRecordRepository,
     LongTermMemory,
+    MemoryCandidate,
     RuleBasedExtractor,
 )
 from chatmem_integrations.tests import test_adapters as shared
@@ -643,12 +646,25 @@ def test_long_term_memories_reach_the_model_but_are_never_stored(
 
         async def on_the_twin() -> None:
             twin = await shared.twin_of(backend, repo)
+            arecords = AsyncInMemoryMemoryRecordRepository()
+            remembered = MemoryCandidate(
+                memory_type=pending[0].memory_type, content=REMEMBERED, confidence=0.9
+            )
+            approved = (await arecords.add("adder", "ana", remembered)).record
+            await arecords.approve(approved.id)
+            amemory = AsyncLongTermMemory(
+                arecords, agent_id="adder", extractor=RuleBasedExtractor()
+            )
             try:
-                ahistory = ChatmemMessageHistory(twin, "lt", long_term=memory, user_id="ana")
+                ahistory = ChatmemMessageHistory(twin, "lt", long_term=amemory, user_id="ana")
                 await ahistory.run(agent, "And a dict?", instructions="Be brief.")
                 async with ahistory.turn() as turn:
                     assert turn.instructions is not None and REMEMBERED in turn.instructions
+                with pytest.raises(InvalidArgumentError) as info:
+                    ChatmemMessageHistory(twin, "lt", long_term=memory, user_id="ana")
+                assert info.value.argument == "long_term"
             finally:
+                await amemory.close()
                 await shared.close_twin(twin)
 
         asyncio.run(on_the_twin())

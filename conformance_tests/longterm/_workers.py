@@ -22,3 +22,48 @@ def add_one(url: str, options: dict[str, Any], content: str, barrier: Any, resul
     result = repo.add("agent", "ana", candidate)
     results.put((result.record.id, result.created))
     repo.close()
+
+
+def drain_queue(url: str, options: dict[str, Any], lease_seconds: float, worker_id: str) -> None:
+    """A worker process: drain the durable analysis queue of the store on ``url``."""
+    from datetime import timedelta
+
+    from chatmem.core.longterm import QueueWorker, RuleBasedExtractor
+
+    repo = open_by_url(url, {**options, "initialize_schema": "never"})
+    worker = QueueWorker(
+        repo,
+        RuleBasedExtractor(),
+        worker_id=worker_id,
+        lease=timedelta(seconds=lease_seconds),
+        poll=timedelta(seconds=0.2),
+    )
+    worker.drain()
+    repo.close()
+
+
+class SlowExtractor:
+    """The offline rules, a second late: an app process is killed before it analysed."""
+
+    def extract(self, text: str) -> Any:
+        import time
+
+        from chatmem.core.longterm import RuleBasedExtractor
+
+        time.sleep(1)
+        return RuleBasedExtractor().extract(text)
+
+
+def app_turns(url: str, options: dict[str, Any], texts: list[str], done: Any) -> None:
+    """An app process: accept ``texts`` through a durable memory, say so, then hang on (the
+    test kills it with -9 before its own analyser got through them)."""
+    import time
+
+    from chatmem.core.longterm import LongTermMemory
+
+    repo = open_by_url(url, {**options, "initialize_schema": "never"})
+    memory = LongTermMemory(repo, agent_id="helper", extractor=SlowExtractor(), durable=True)
+    for text in texts:
+        assert memory.observe("ana", text, conversation_id="c1")
+    done.set()
+    time.sleep(600)

@@ -3,10 +3,15 @@
 The suite runs in its own nox sessions (``longterm(backend)``, ``longterm_browser``), which
 name this folder; a run of the chat conformance suite (``pytest conformance_tests``) leaves
 it out, because it needs the ``api`` extra those sessions install.
+
+The record contract (``RECORD_SUITE``) runs on both twins of a store with ``--twin both``
+(the ``longterm`` sessions do): the async store is seen through a blocking view whose calls
+run on one background loop, so the suite is written once.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -14,17 +19,93 @@ from typing import Any
 
 import pytest
 
-from chatmem.core.longterm import BaseMemoryRecordRepository, InMemoryMemoryRecordRepository
+from chatmem.core.longterm import (
+    AsyncBaseMemoryRecordRepository,
+    AsyncInMemoryMemoryRecordRepository,
+    BaseMemoryRecordRepository,
+    InMemoryMemoryRecordRepository,
+)
 from chatmem.testing.harness import Harness, ServerInfo, unique_suffix
+from chatmem.testing.plugin import twin_of
+from chatmem.testing.twins import BOTH, TWINS, Blocking, LoopThread
 
 HERE = Path(__file__).parent
 SQL_BACKENDS = ("sqlite", "postgres", "mariadb", "mssql", "oracle")
+RECORD_SUITE = (
+    "test_records",
+    "test_record_races",
+    "test_record_state",
+    "test_record_stores",
+    "test_api",
+    "test_api_review",
+)
+"""The modules whose record stores are each twin in turn in a ``--twin both`` run."""
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Collect this folder only when the command line names it (or a file in it)."""
     named = any(Path(str(arg).split("::")[0]).resolve().is_relative_to(HERE) for arg in config.args)
     return None if named else True
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``--twin both``: each record-suite test runs once per twin, on one server start."""
+    module = metafunc.function.__module__.rsplit(".", 1)[-1]
+    if (
+        module in RECORD_SUITE
+        # a multiprocess test's stores are in its worker processes, on the sync twin
+        and metafunc.definition.get_closest_marker("multiprocess") is None
+        and "twin" in metafunc.fixturenames
+        and twin_of(metafunc.config) == BOTH
+    ):
+        metafunc.parametrize("twin", TWINS, indirect=True, scope="session")
+
+
+class RecordsView(Blocking):
+    """An async record store seen through the sync API: each call runs on the test loop."""
+
+
+BaseMemoryRecordRepository.register(RecordsView)
+
+
+class LoopClient:
+    """A client for an ASGI app whose async store lives on ``loop``: each request runs the
+    app there (through httpx's ASGI transport), as a server would on its event loop."""
+
+    def __init__(self, app: Any, loop: LoopThread) -> None:
+        import httpx
+
+        self._loop = loop
+        self._client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://testserver"
+        )
+
+    def request(self, method: str, url: str, **options: Any) -> Any:
+        return self._loop.run(self._client.request(method, url, **options))
+
+    def get(self, url: str, **options: Any) -> Any:
+        return self.request("GET", url, **options)
+
+    def post(self, url: str, **options: Any) -> Any:
+        return self.request("POST", url, **options)
+
+    def put(self, url: str, **options: Any) -> Any:
+        return self.request("PUT", url, **options)
+
+    def delete(self, url: str, **options: Any) -> Any:
+        return self.request("DELETE", url, **options)
+
+
+def api_client(records: BaseMemoryRecordRepository, build: Callable[[Any], Any]) -> Any:
+    """A test client for the app ``build(store)``: FastAPI's TestClient on a sync store; for
+    the async twin's view, the app is built on the async store itself and run on its loop,
+    so every route awaits the store on the event loop."""
+    if isinstance(records, RecordsView):
+        assert inspect.iscoroutinefunction(records.twin.find)
+        return LoopClient(build(records.twin), records._loop)
+    from fastapi.testclient import TestClient
+
+    return TestClient(build(records))
 
 
 class TestClock:
@@ -132,6 +213,79 @@ def open_store(server: ServerInfo, harness: str, **options: Any) -> BaseMemoryRe
     pytest.skip(f"no long-term memory record store for {harness} yet")
 
 
+async def open_async_store(
+    server: ServerInfo, harness: str, clients: dict[str, Any], **options: Any
+) -> AsyncBaseMemoryRecordRepository:
+    """The async twin of ``open_store``, built on the running loop (the test loop); its
+    driver clients are made once, kept in ``clients`` (``async_clients``) and shared."""
+
+    def client(make: Callable[[], Any]) -> Any:
+        if harness not in clients:
+            clients[harness] = make()
+        return clients[harness]
+
+    store: AsyncBaseMemoryRecordRepository
+    if harness in SQL_BACKENDS:
+        from chatmem.jdbc import AsyncJdbcMemoryRecordRepository, make_async_engine
+
+        assert server.url is not None
+        engine = client(lambda: make_async_engine(str(server.url)))
+        store = AsyncJdbcMemoryRecordRepository(engine, **options)
+    elif harness == "redis":
+        import redis.asyncio
+
+        from chatmem.redis import AsyncRedisMemoryRecordRepository
+
+        assert server.url is not None
+        redis_client = client(lambda: redis.asyncio.Redis.from_url(str(server.url)))
+        store = AsyncRedisMemoryRecordRepository(redis_client, **options)
+    elif harness == "mongo":
+        from pymongo import AsyncMongoClient
+
+        from chatmem.mongo import AsyncMongoMemoryRecordRepository
+
+        database = client(lambda: AsyncMongoClient(store_url(server)))[server.extra["database"]]
+        store = AsyncMongoMemoryRecordRepository(database, **options)
+    elif harness == "neo4j":
+        import neo4j
+
+        from chatmem.neo4j import AsyncNeo4jMemoryRecordRepository, parse_url
+
+        target = parse_url(store_url(server))
+        auth = None if target.user is None else (target.user, target.password or "")
+        driver = client(lambda: neo4j.AsyncGraphDatabase.driver(target.uri, auth=auth))
+        store = AsyncNeo4jMemoryRecordRepository(driver, **options)
+    elif harness == "cassandra":
+        from chatmem.cassandra import AsyncCassandraMemoryRecordRepository
+
+        options.setdefault("keyspace", server.extra["keyspace"])  # the driver's session serves
+        store = AsyncCassandraMemoryRecordRepository(server.extra["session"], **options)  # both
+    else:
+        pytest.skip(f"no async long-term memory record store for {harness}")
+    await store._ready()  # type: ignore[attr-defined]  # what from_url does before it returns
+    return store
+
+
+async def close_client(client: Any) -> None:
+    """Close an async driver client (an engine is disposed)."""
+    for name in ("dispose", "aclose", "close"):  # looked up on the class: a Mongo client's
+        method = getattr(type(client), name, None)  # attributes are its databases
+        if method is not None:
+            result = method(client)
+            if inspect.isawaitable(result):
+                await result
+            return
+
+
+@pytest.fixture(scope="session")
+def async_clients(twin_loop: LoopThread) -> Iterator[dict[str, Any]]:
+    """The async twins' driver clients, made on the test loop and closed there at the end."""
+    clients: dict[str, Any] = {}
+    yield clients
+    for made in clients.values():
+        twin_loop.run(close_client(made))
+
+
 def drop_store(repo: BaseMemoryRecordRepository) -> None:
     """Remove what a test's store created (tables, index, documents, nodes)."""
     tables = getattr(repo, "tables", None)
@@ -144,12 +298,19 @@ def drop_store(repo: BaseMemoryRecordRepository) -> None:
 
 @pytest.fixture
 def make_records(
-    harness: Harness, server: ServerInfo, clock: TestClock
+    harness: Harness,
+    server: ServerInfo,
+    clock: TestClock,
+    twin: str,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Callable[..., BaseMemoryRecordRepository]]:
     """``make_records(shared_with=None, **options)``: a fresh record store on the backend
-    under test, or another handle on the same data as ``shared_with``."""
+    under test, or another handle on the same data as ``shared_with``; in the async twin's
+    run a blocking view of the async store."""
     made: list[BaseMemoryRecordRepository] = []
     memory_stores: dict[int, BaseMemoryRecordRepository] = {}
+    loop: LoopThread | None = request.getfixturevalue("twin_loop") if twin == "async" else None
+    clients = request.getfixturevalue("async_clients") if twin == "async" else {}
 
     def make(
         shared_with: BaseMemoryRecordRepository | None = None, **options: Any
@@ -158,19 +319,30 @@ def make_records(
         if harness.name == "memory":
             if shared_with is not None:
                 return memory_stores[id(shared_with)]
-            repo: BaseMemoryRecordRepository = InMemoryMemoryRecordRepository(**options)
+            if loop is None:
+                repo: BaseMemoryRecordRepository = InMemoryMemoryRecordRepository(**options)
+            else:
+                twin_store = AsyncInMemoryMemoryRecordRepository(**options)
+                repo = RecordsView(twin_store, loop)  # type: ignore[assignment]
             memory_stores[id(repo)] = repo
         else:
             options.setdefault("initialize_schema", "always")
             for name, value in store_options(harness.name, shared_with).items():
                 options.setdefault(name, value)
-            repo = open_store(server, harness.name, **options)
+            if loop is None:
+                repo = open_store(server, harness.name, **options)
+            else:
+                built = loop.run(open_async_store(server, harness.name, clients, **options))
+                repo = RecordsView(built, loop)  # type: ignore[assignment]
         made.append(repo)
         return repo
 
     yield make
-    if made:
-        drop_store(made[0])
+    if made and harness.name != "memory":
+        first = made[0]
+        if isinstance(first, RecordsView):  # drop what it made through a sync handle
+            first = open_store(server, harness.name, **store_options(harness.name, first))
+        drop_store(first)
 
 
 @pytest.fixture

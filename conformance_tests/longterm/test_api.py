@@ -13,6 +13,8 @@ from chatmem.core import InvalidArgumentError
 from chatmem.core.longterm import BaseMemoryRecordRepository, MemoryCandidate, MemoryType
 from chatmem.core.longterm.api import api_key_auth, create_app, memory_router
 
+from .conftest import api_client
+
 KEY = "s3cret-key-for-tests"
 H = {"X-API-Key": KEY}
 
@@ -34,7 +36,8 @@ def client_and_ids(
     make_records: Callable[..., BaseMemoryRecordRepository],
 ) -> tuple[TestClient, list[str]]:
     records = make_records()
-    return TestClient(create_app(records, auth=api_key_auth(KEY))), seed(records)
+    client = api_client(records, lambda store: create_app(store, auth=api_key_auth(KEY)))
+    return client, seed(records)
 
 
 def test_list_filter_and_page(client_and_ids: tuple[TestClient, list[str]]) -> None:
@@ -149,9 +152,12 @@ def test_router_mounts_in_an_app_with_its_own_auth(
         if x_role != "reviewer":
             raise HTTPException(status_code=403, detail="reviewers only")
 
-    app = FastAPI()
-    app.include_router(memory_router(records, auth=reviewers_only), prefix="/admin/memory")
-    client = TestClient(app)
+    def build(store: object) -> FastAPI:
+        app = FastAPI()
+        app.include_router(memory_router(store, auth=reviewers_only), prefix="/admin/memory")  # type: ignore[arg-type]
+        return app
+
+    client = api_client(records, build)
     assert client.get("/admin/memory/memories").status_code == 403
     ok = client.post(f"/admin/memory/memories/{ids[0]}/approve", headers={"X-Role": "reviewer"})
     assert ok.status_code == 200 and records.get(ids[0]).status.value == "approved"  # type: ignore[union-attr]

@@ -7,6 +7,7 @@ from chatmem.core.backend import require
 
 require("cassandra", "cassandra")
 
+from ._async.records import AsyncCassandraMemoryRecordRepository  # noqa: E402
 from ._async.repository import AsyncCassandraChatMemoryRepository  # noqa: E402
 from ._async.spring_ai import AsyncSpringAiCassandraChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
@@ -36,8 +37,8 @@ from ._native.spring_ai import (  # noqa: E402
     SpringAiCassandraConfig,
 )
 from ._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
-from ._records import CassandraMemoryRecordRepository  # noqa: E402
 from ._schema import schema_cql  # noqa: E402
+from ._sync.records import CassandraMemoryRecordRepository  # noqa: E402
 from ._sync.repository import CassandraChatMemoryRepository  # noqa: E402
 from ._sync.spring_ai import SpringAiCassandraChatMemoryRepository  # noqa: E402
 
@@ -60,6 +61,7 @@ __all__ = [
     "SPRING_AI_MESSAGES_COLUMN",
     "SPRING_AI_TABLE_NAME",
     "AsyncCassandraChatMemoryRepository",
+    "AsyncCassandraMemoryRecordRepository",
     "AsyncSpringAiCassandraChatMemoryRepository",
     "CassandraChatMemoryRepository",
     "CassandraConfig",

@@ -4,6 +4,7 @@ the module docstring there says what it guarantees)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -11,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from chatmem.core import InvalidArgumentError
 from chatmem.core.backend import require, validate_positive_int
 from chatmem.core.longterm import (
-    BackgroundAnalyser,
+    AsyncBackgroundAnalyser,
+    AsyncMemoryRecordRepository,
     Extractor,
     MemoryRecord,
-    MemoryRecordRepository,
     MemoryStatus,
     RuleBasedExtractor,
     cosine,
@@ -52,8 +53,9 @@ def _words(text: str) -> set[str]:
 class ChatmemMemoryService(BaseMemoryService):
     """ADK memory on chatmem's reviewed long-term memory (see the module docstring).
 
-    ``records`` is a record store; ``analyser`` the background analyser feeding it (default:
-    one with ``extractor``, itself defaulting to ``RuleBasedExtractor``). ``embed`` is an
+    ``records`` is an async record store (``await async_record_store_from_url(url)``), read
+    on the event loop; ``analyser`` the background analyser feeding it (default: a task with
+    ``extractor``, itself defaulting to ``RuleBasedExtractor``). ``embed`` is an
     optional ``str -> vector`` callable: with it a memory matches when its cosine similarity
     to the query is at least ``min_similarity``; without it, when they share a keyword.
     ``limit`` bounds how many memories a search returns (best first).
@@ -61,18 +63,22 @@ class ChatmemMemoryService(BaseMemoryService):
 
     def __init__(
         self,
-        records: MemoryRecordRepository,
+        records: AsyncMemoryRecordRepository,
         *,
-        analyser: BackgroundAnalyser | None = None,
+        analyser: AsyncBackgroundAnalyser | None = None,
         extractor: Extractor | None = None,
         embed: Embed | None = None,
         min_similarity: float = 0.75,
         limit: int = 10,
     ) -> None:
-        if not isinstance(records, MemoryRecordRepository):
-            raise InvalidArgumentError("records", "must be a MemoryRecordRepository")
-        if analyser is not None and not isinstance(analyser, BackgroundAnalyser):
-            raise InvalidArgumentError("analyser", "must be a BackgroundAnalyser")
+        if not isinstance(records, AsyncMemoryRecordRepository) or not (
+            inspect.iscoroutinefunction(records.find)
+        ):
+            raise InvalidArgumentError(
+                "records", "must be an AsyncMemoryRecordRepository (an async record store)"
+            )
+        if analyser is not None and not isinstance(analyser, AsyncBackgroundAnalyser):
+            raise InvalidArgumentError("analyser", "must be an AsyncBackgroundAnalyser")
         if analyser is not None and extractor is not None:
             raise InvalidArgumentError("extractor", "is the analyser's: pass one or the other")
         if embed is not None and not callable(embed):
@@ -85,7 +91,7 @@ class ChatmemMemoryService(BaseMemoryService):
         ):
             raise InvalidArgumentError("min_similarity", "must be a number from -1 to 1")
         self.records = records
-        self.analyser = analyser or BackgroundAnalyser(
+        self.analyser = analyser or AsyncBackgroundAnalyser(
             records, extractor if extractor is not None else RuleBasedExtractor()
         )
         self.embed = embed
@@ -126,7 +132,7 @@ class ChatmemMemoryService(BaseMemoryService):
 
     async def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued message was analysed; False on timeout."""
-        return await asyncio.to_thread(self.analyser.flush, timeout)
+        return await self.analyser.flush(timeout)
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
@@ -135,18 +141,19 @@ class ChatmemMemoryService(BaseMemoryService):
         if not isinstance(query, str):
             raise InvalidArgumentError("query", f"must be a str, got {type(query).__name__}")
 
-        def search() -> list[tuple[float, MemoryRecord]]:
-            return self._score(self._approved(app_name, user_id), query)
-
-        scored = await asyncio.to_thread(search)
+        approved = await self._approved(app_name, user_id)
+        if self.embed is None:
+            scored = self._score(approved, query)  # shared words: quick, on the loop
+        else:  # the caller's embedding model may block: it runs off the loop
+            scored = await asyncio.to_thread(self._score, approved, query)
         best = sorted(scored, key=lambda s: -s[0])[: self.limit]
         return SearchMemoryResponse(memories=[_entry(r) for _, r in best])
 
-    def _approved(self, app_name: str, user_id: str) -> list[MemoryRecord]:
+    async def _approved(self, app_name: str, user_id: str) -> list[MemoryRecord]:
         out: list[MemoryRecord] = []
         cursor: str | None = None
         while True:
-            page = self.records.find(
+            page = await self.records.find(
                 agent_id=app_name, user_id=user_id, status=MemoryStatus.APPROVED, cursor=cursor
             )
             out.extend(page.records)

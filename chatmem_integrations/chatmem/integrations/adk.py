@@ -18,6 +18,9 @@ Layout and guarantees (``_adk_codec`` has the mapping):
   ``dedupe_window`` events is not stored again, as ``InMemorySessionService`` does. ``app:``
   and ``user:`` deltas are then written to their conversations as key assignments (each an
   atomic edit), also for a re-delivery, so a retry completes what a crash interrupted;
+- a session object read before another writer appended is merged into (the default), or
+  refused with ADK's ``StaleSessionError`` under ``stale_sessions="raise"`` (what ADK's
+  ``DatabaseSessionService`` does);
 - ``get_session`` with ``num_recent_events=n`` reads ``n + 1`` messages (``find_last``); with
   ``after_timestamp`` it reads backwards in growing pages and stops at the first older event;
 - ``list_sessions`` reads an index conversation per user (one entry per live session) and
@@ -29,9 +32,8 @@ Layout and guarantees (``_adk_codec`` has the mapping):
 (``record_store_from_url``): ``add_session_to_memory`` hands the user's messages to the
 background analyser, whose candidates wait for review as pending; ``search_memory`` returns
 approved memories only, by shared keywords, or by cosine similarity when ``embed`` is given.
-Record stores are sync (their async twins are open work): ``search_memory`` reads the
-approved records and scores them in one worker thread, so the event loop never waits on the
-store; it moves onto the async record store once there is one.
+The record store is an async one: ``search_memory`` awaits its reads of the approved records,
+and only an ``embed`` model (the caller's, which may block) runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from chatmem.core.backend import (
 
 require("google.adk", "google-adk")
 
+from google.adk.errors import StaleSessionError  # noqa: E402
 from google.adk.errors.already_exists_error import AlreadyExistsError  # noqa: E402
 from google.adk.errors.session_not_found_error import SessionNotFoundError  # noqa: E402
 from google.adk.events.event import Event  # noqa: E402
@@ -97,6 +100,7 @@ _FIRST_PAGE = 64
 """Messages first read back for ``after_timestamp`` without ``num_recent_events``."""
 
 Plan = Callable[[list[Message]], WindowEdit]
+STALE_SESSIONS = ("merge", "raise")
 
 
 class ChatmemSessionService(BaseSessionService):
@@ -107,24 +111,33 @@ class ChatmemSessionService(BaseSessionService):
         repository: AsyncBaseChatMemoryRepository,
         *,
         dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
+        stale_sessions: str = "merge",
     ) -> None:
         if not isinstance(repository, AsyncBaseChatMemoryRepository):
             raise InvalidArgumentError(
                 "repository",
                 "must be an async chatmem repository (await async_repository_from_url(url))",
             )
+        if stale_sessions not in STALE_SESSIONS:
+            raise InvalidArgumentError("stale_sessions", "must be 'merge' or 'raise'")
         self.repository = repository
         self.dedupe_window = validate_positive_int(dedupe_window, "dedupe_window")
+        self.stale_sessions = stale_sessions
 
     @classmethod
     async def from_url(
-        cls, url: str, *, dedupe_window: int = DEFAULT_DEDUPE_WINDOW, **options: Any
+        cls,
+        url: str,
+        *,
+        dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
+        stale_sessions: str = "merge",
+        **options: Any,
     ) -> ChatmemSessionService:
         """A service on the async repository of ``url`` (``options`` go to the store)."""
         repository = await async_repository_from_url(url, **options)
         if not isinstance(repository, AsyncBaseChatMemoryRepository):
             raise InvalidArgumentError("url", "names a store without chatmem's base repository")
-        return cls(repository, dedupe_window=dedupe_window)
+        return cls(repository, dedupe_window=dedupe_window, stale_sessions=stale_sessions)
 
     # -- sessions ------------------------------------------------------------------------------
     async def create_session(
@@ -230,6 +243,7 @@ class ChatmemSessionService(BaseSessionService):
         data = event_data(event, safe)
         message = event_message(data, event)
         outcome: list[str] = []
+        check_stale = self.stale_sessions == "raise"
 
         def plan(source: list[Message]) -> WindowEdit:
             current = next((m for m in reversed(source) if session_record(m) is not None), None)
@@ -238,6 +252,9 @@ class ChatmemSessionService(BaseSessionService):
                 return WindowEdit()
             if any(stored_event(m) == data for m in source):
                 outcome[:] = ["duplicate"]
+                return WindowEdit()
+            if check_stale and _stale(session, source):
+                outcome[:] = ["stale"]
                 return WindowEdit()
             record = session_record(current)
             assert record is not None and current.position is not None
@@ -255,6 +272,11 @@ class ChatmemSessionService(BaseSessionService):
         await self._edit(cid, self.dedupe_window, plan)
         if outcome[0] == "missing":
             raise SessionNotFoundError(f"Session {session.id} not found.")
+        if outcome[0] == "stale":
+            raise StaleSessionError(
+                f"Session {session.id} was changed in storage after this copy was read "
+                "(another writer appended an event): get_session again, then retry"
+            )
         # Key assignments: repeating them for a re-delivery is harmless and repairs a crash
         # between the event's edit and these.
         await self._write_scoped(app, user, deltas)
@@ -349,6 +371,17 @@ class ChatmemSessionService(BaseSessionService):
             return WindowEdit(gone)
 
         await self._edit(cid, 1, plan)
+
+
+def _stale(session: Session, source: list[Message]) -> bool:
+    """Whether the store holds an event newer than ``session`` that it does not know: the
+    copy was read before another writer appended (ADK's ``StaleSessionError`` rule)."""
+    known = {e.id for e in session.events}
+    return any(
+        d["id"] not in known and float(d["timestamp"]) > session.last_update_time
+        for m in source
+        if (d := stored_event(m)) is not None
+    )
 
 
 def _json_deltas(state: dict[str, Any]) -> dict[str, dict[str, Any]]:

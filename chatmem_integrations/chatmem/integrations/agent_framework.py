@@ -22,14 +22,14 @@ snapshot (its id, service session id and provider state) per id in its own conve
 (``agent_framework/s/<id>``), replaced atomically by ``set``.
 
 ``ChatmemMemoryProvider(memory, user_id=...)`` is a ``ContextProvider`` on chatmem's reviewed
-long-term memory (a ``LongTermMemory``): before each run it adds the user's approved
-memories to the run's instructions; after it, it queues the run's user messages for the
-background analyser, whose candidates wait for review (never injected before approval).
+long-term memory (an ``AsyncLongTermMemory`` on an async record store, awaited: the framework's
+runs are coroutines): before each run it adds the user's approved memories to the run's
+instructions; after it, it hands the run's user messages to the analyser, whose candidates
+wait for review (never injected before approval).
 """
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,7 +43,7 @@ from chatmem.core.backend import (
     validate_conversation_id,
     validate_positive_int,
 )
-from chatmem.core.longterm import LongTermMemory
+from chatmem.core.longterm import AsyncLongTermMemory
 
 require("agent_framework", "agent-framework")
 
@@ -222,19 +222,18 @@ with warnings.catch_warnings():
 class ChatmemMemoryProvider(ContextProvider):
     """Reviewed long-term memory as a framework ``ContextProvider`` (module docstring).
 
-    ``user_id`` is the user's id, or a callable giving it for a run's ``AgentSession``. The
-    record store is a sync one, so its reads run in a worker thread, off the loop.
+    ``user_id`` is the user's id, or a callable giving it for a run's ``AgentSession``.
     """
 
     def __init__(
         self,
-        memory: LongTermMemory,
+        memory: AsyncLongTermMemory,
         *,
         user_id: str | Callable[[AgentSession], str],
         source_id: str = MEMORY_SOURCE_ID,
     ) -> None:
-        if not isinstance(memory, LongTermMemory):
-            raise InvalidArgumentError("memory", "must be a chatmem LongTermMemory")
+        if not isinstance(memory, AsyncLongTermMemory):
+            raise InvalidArgumentError("memory", "must be a chatmem AsyncLongTermMemory")
         if not callable(user_id):
             validate_conversation_id(user_id, argument="user_id")
         super().__init__(source_id)
@@ -249,7 +248,7 @@ class ChatmemMemoryProvider(ContextProvider):
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
         """Add the user's approved memories to the run's instructions."""
-        block = await asyncio.to_thread(self.memory.system_prompt_block, self._user(session))
+        block = await self.memory.system_prompt_block(self._user(session))
         if block is not None:
             context.extend_instructions(self.source_id, block)
 
@@ -260,4 +259,4 @@ class ChatmemMemoryProvider(ContextProvider):
         user = self._user(session)
         for m in context.input_messages:
             if m.role == "user" and m.text:
-                self.memory.observe(user, m.text, conversation_id=session.session_id)
+                await self.memory.observe(user, m.text, conversation_id=session.session_id)

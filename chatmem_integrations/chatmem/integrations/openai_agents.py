@@ -26,11 +26,11 @@ what ``get_items()`` without a limit returns: it starts at a user message, so it
 with an orphan tool output or a call cut from its reasoning. A ``limit`` (the argument or
 ``session_settings.limit``) is the SDK's exact "newest ``limit`` items" instead.
 
-Long-term memory: ``long_term=LongTermMemory(...)`` with ``user_id=`` adds the user's approved
-memories to the agent's instructions in ``session.run`` (``session.with_memories(agent)`` for
-a plain ``Runner.run``) and queues the user messages the session stores for analysis. The SDK
-keeps instructions out of the session's items, so the memories are never stored. Record stores
-are sync: the read is one bounded query per run, on the calling thread.
+Long-term memory: ``long_term=AsyncLongTermMemory(...)`` with ``user_id=`` adds the user's
+approved memories to the agent's instructions in ``session.run`` (``session.with_memories(agent)``
+for a plain ``Runner.run``) and hands the user messages the session stores to analysis. The SDK
+keeps instructions out of the session's items, so the memories are never stored. The record
+store is an async one, awaited when the SDK asks for the instructions: nothing blocks the loop.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from chatmem.core.backend import (
     validate_conversation_id,
     validate_positive_int,
 )
-from chatmem.core.longterm import LongTermMemory
+from chatmem.core.longterm import AsyncLongTermMemory
 
 require("agents", "openai-agents")
 
@@ -105,7 +105,7 @@ class ChatmemSession:
         last: int | None = None,
         max_tokens: int | None = None,
         count_tokens: TokenCounter | None = None,
-        long_term: LongTermMemory | None = None,
+        long_term: AsyncLongTermMemory | None = None,
         user_id: str | None = None,
     ) -> None:
         if inspect.isawaitable(repository):
@@ -145,7 +145,7 @@ class ChatmemSession:
             None if max_tokens is None else validate_positive_int(max_tokens, "max_tokens")
         )
         self.count_tokens = count_tokens if count_tokens is not None else approximate_tokens
-        self.long_term = LongTerm(long_term, user_id)
+        self.long_term = LongTerm(long_term, user_id, want_async=True)
 
     # -- the Session protocol ------------------------------------------------------------
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
@@ -166,7 +166,7 @@ class ChatmemSession:
         messages = from_items(items)
         if messages:
             await self.repository.append(self.session_id, messages)
-            self.long_term.observe(messages, self.session_id)
+            await self.long_term.aobserve(messages, self.session_id)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item (None when empty), atomically."""
@@ -214,22 +214,23 @@ class ChatmemSession:
             return await Runner.run(agent, input, session=turn, **kwargs)
 
     def with_memories(self, agent: Agent[Any]) -> Agent[Any]:
-        """``agent`` with the user's approved memories after its instructions (a clone; the
-        agent itself when long-term memory is off or holds nothing approved)."""
+        """``agent`` with the user's approved memories after its instructions (a clone whose
+        instructions read them when the SDK asks, awaiting the async record store; the agent
+        itself when long-term memory is off)."""
         if not isinstance(agent, Agent):
             raise InvalidArgumentError("agent", "must be an agents Agent")
-        block = self.long_term.block()
-        if block is None:
+        if not self.long_term.enabled:
             return agent
         base = agent.instructions
-        if base is None or isinstance(base, str):
-            return agent.clone(instructions=join_instructions(base, block))
-        dynamic = base
+        long_term = self.long_term
 
-        async def instructions(context: Any, of: Agent[Any]) -> str:
-            given = dynamic(context, of)
+        async def instructions(context: Any, of: Agent[Any]) -> str | None:
+            given = base(context, of) if callable(base) else base
             text = await given if inspect.isawaitable(given) else given
-            return join_instructions(cast(str | None, text), block)
+            block = await long_term.ablock()
+            if block is None:
+                return text
+            return join_instructions(text, block)
 
         return agent.clone(instructions=instructions)
 
@@ -299,4 +300,4 @@ class SessionTurn:
     ) -> None:
         await self._turn.__aexit__(exc_type, exc, tb)
         if self.stored:
-            self.session.long_term.observe(self.pending, self.session_id)
+            await self.session.long_term.aobserve(self.pending, self.session_id)

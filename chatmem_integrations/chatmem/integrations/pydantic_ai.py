@@ -26,11 +26,12 @@ return; a turn that does not fit whole is left out whole. The token window keeps
 agent whose system prompt must survive it should use ``instructions=``, sent on every request.
 The stored conversation itself always keeps everything.
 
-Long-term memory: ``long_term=LongTermMemory(...)`` with ``user_id=`` adds the user's approved
-memories to the run's ``instructions`` (``turn.instructions`` on a turn) and, once a run is
-stored, queues its user prompts for analysis. The memories reach the model but are stripped
-from the stored requests' ``instructions``, so a memory later rejected is never replayed.
-Record stores are sync: the read is one bounded query per run, on the calling thread.
+Long-term memory: ``long_term=`` with ``user_id=`` adds the user's approved memories to the
+run's ``instructions`` (``turn.instructions`` on a turn) and, once a run is stored, hands its
+user prompts to analysis. The memories reach the model but are stripped from the stored
+requests' ``instructions``, so a memory later rejected is never replayed. The memory is of the
+repository's twin: a ``LongTermMemory`` with a sync repository, an ``AsyncLongTermMemory``
+(awaited, never blocking the loop) with an async one.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from chatmem.core.backend import (
     validate_conversation_id,
     validate_positive_int,
 )
-from chatmem.core.longterm import LongTermMemory
+from chatmem.core.longterm import AsyncLongTermMemory, LongTermMemory
 
 require("pydantic_ai", "pydantic-ai")
 
@@ -101,7 +102,7 @@ class ChatmemMessageHistory:
         last: int | None = None,
         max_tokens: int | None = None,
         count_tokens: TokenCounter | None = None,
-        long_term: LongTermMemory | None = None,
+        long_term: LongTermMemory | AsyncLongTermMemory | None = None,
         user_id: str | None = None,
     ) -> None:
         if not isinstance(repository, ChatMemoryRepository | AsyncChatMemoryRepository):
@@ -117,7 +118,7 @@ class ChatmemMessageHistory:
             None if max_tokens is None else validate_positive_int(max_tokens, "max_tokens")
         )
         self.count_tokens = count_tokens if count_tokens is not None else approximate_tokens
-        self.long_term = LongTerm(long_term, user_id)
+        self.long_term = LongTerm(long_term, user_id, want_async=is_async_repository(repository))
 
     def turn(self) -> MessageHistoryTurn:
         """A turn: ``with`` (sync repository) or ``async with`` (async repository)."""
@@ -261,7 +262,7 @@ class MessageHistoryTurn:
             )
         await self._turn.__aenter__()
         self.message_history = self._history.view(self._turn.history)
-        self.instructions = self._history.long_term.block()
+        self.instructions = await self._history.long_term.ablock()
         return self
 
     async def __aexit__(
@@ -271,4 +272,5 @@ class MessageHistoryTurn:
         tb: TracebackType | None,
     ) -> None:
         await self._turn.__aexit__(exc_type, exc, tb)
-        self._observe()
+        if self._turn.stored:
+            await self._history.long_term.aobserve(self._turn.added, self._history.conversation_id)

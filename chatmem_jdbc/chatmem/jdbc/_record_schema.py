@@ -3,11 +3,16 @@
 One row per record in ``<table>`` (default ``ai_memory_record``). The dedup rule is a
 unique key on ``dedup_key`` = sha256(agent, user, normalised content) (a fixed 64-character
 column keeps the key small on every database, whatever the id lengths), so concurrent
-writers of one candidate store it once. Listing pages through ``(user_id, status,
-created_at)``; the expiry sweep reads ``(status, expires_at)``.
+writers of one candidate store it once. Listing reads an index in listing order, so a page
+costs the same at the first record and the 100,000th: ``(user_id, status, created_at)`` for
+one user, ``(agent_id, status, created_at, id)`` for one agent, ``(status, created_at, id)``
+for a review queue, ``(created_at, id)`` for everything; the expiry sweep reads ``(status,
+expires_at)``. State entries live in ``<table>_state``, keyed by ``(namespace, key)``: a
+create is an INSERT the key guards, a replace or delete at a version one conditional
+statement.
 
 Statements are plain SQLAlchemy Core objects with bound parameters, built from the table
-with no I/O, so the sync repository and a future async twin share them.
+with no I/O, so the two twins of the repository share them.
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from chatmem.core.longterm import EXPIRED_REASON, MemoryRecord, MemoryStatus, MemoryType
+from chatmem.core.longterm import (
+    EXPIRED_REASON,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryType,
+    StateEntry,
+)
 
 from ._native.dialects import SqlDialect
 
@@ -32,11 +43,12 @@ _APPROVED = MemoryStatus.APPROVED.value
 
 @dataclass(frozen=True)
 class MemoryTables:
-    """The record table and its indexes."""
+    """The record table, its indexes and the state table."""
 
     metadata: sa.MetaData
     records: sa.Table
     indexes: tuple[sa.Index, ...]
+    state: sa.Table
 
 
 def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
@@ -60,17 +72,32 @@ def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
         sa.Column("reason", dialect.text_type(), nullable=True),
         sa.Column("conversation_id", dialect.id_type(), nullable=True),
         sa.Column("message_position", sa.BigInteger, nullable=True),
+        sa.Column("original_content", dialect.text_type(), nullable=True),
     )
     indexes = (
         sa.Index(f"{table_name}_dedup_uq", t.c.dedup_key, unique=True),
         sa.Index(f"{table_name}_user_idx", t.c.user_id, t.c.status, t.c.created_at),
         sa.Index(f"{table_name}_expiry_idx", t.c.status, t.c.expires_at),
+        sa.Index(f"{table_name}_agent_idx", t.c.agent_id, t.c.status, t.c.created_at, t.c.id),
+        sa.Index(f"{table_name}_status_idx", t.c.status, t.c.created_at, t.c.id),
+        sa.Index(f"{table_name}_created_idx", t.c.created_at, t.c.id),
     )
     if dialect.name == "mssql":
         # A clustered key is limited to 900 bytes; keep the 36-byte id nonclustered like
         # the chat tables, for one storage layout per database.
         t.primary_key.dialect_kwargs["mssql_clustered"] = False
-    return MemoryTables(md, t, indexes)
+    state = sa.Table(
+        f"{table_name}_state",
+        md,
+        # the id type compares exactly and orders by code point (PostgreSQL collation "C",
+        # binary on MySQL, SQLite's BINARY), which ``list_state`` pages by
+        sa.Column("namespace", dialect.id_type(), primary_key=True),
+        sa.Column("key", dialect.id_type(), primary_key=True),
+        sa.Column("value", dialect.text_type(), nullable=False),
+        sa.Column("version", sa.BigInteger, nullable=False),
+        sa.Column("updated_at", dialect.timestamp_type(), nullable=False),
+    )
+    return MemoryTables(md, t, indexes, state)
 
 
 def memory_schema_statements(
@@ -82,11 +109,12 @@ def memory_schema_statements(
         str(CreateIndex(i, if_not_exists=if_not_exists).compile(dialect=dialect))
         for i in tables.indexes
     ]
+    out.append(str(CreateTable(tables.state, if_not_exists=if_not_exists).compile(dialect=dialect)))
     return [s.strip() for s in out]
 
 
 def memory_schema_sql(url_or_dialect: str, *, table_name: str = DEFAULT_MEMORY_TABLE_NAME) -> str:
-    """The record table's DDL for a database named by URL or dialect name, as one script;
+    """The record and state tables' DDL for a database named by URL or dialect name, as one script;
     needs no connection and no driver."""
     from chatmem.core.backend import sql_identifier
 
@@ -129,6 +157,7 @@ def to_row(record: MemoryRecord, key: str) -> dict[str, Any]:
         "reason": record.reason,
         "conversation_id": record.conversation_id,
         "message_position": record.message_position,
+        "original_content": record.original_content,
     }
 
 
@@ -152,6 +181,7 @@ def from_row(row: Any) -> MemoryRecord:
         reason=row["reason"],
         conversation_id=row["conversation_id"],
         message_position=None if position is None else int(position),
+        original_content=row["original_content"],
     )
 
 
@@ -165,12 +195,24 @@ class MemoryStatements:
     by_key: Any
     delete: Any
     review: Any
+    review_edit: Any
     expire: Any
 
 
 def build_memory_statements(t: sa.Table) -> MemoryStatements:
     """Build the fixed statements once per repository."""
     c = t.c
+    review = t.update().where(
+        c.id == sa.bindparam("rid"),
+        c.status == _PENDING,
+        c.expires_at > sa.bindparam("now"),
+    )
+    decided: dict[str, Any] = {
+        "status": sa.bindparam("decision"),
+        "reviewed_at": sa.bindparam("now"),
+        "reviewer": sa.bindparam("reviewer"),
+        "reason": sa.bindparam("reason"),
+    }
     return MemoryStatements(
         insert=t.insert(),
         by_id=sa.select(t).where(c.id == sa.bindparam("rid")),
@@ -178,17 +220,12 @@ def build_memory_statements(t: sa.Table) -> MemoryStatements:
         delete=t.delete().where(c.id == sa.bindparam("rid")),
         # The review is one conditional UPDATE: when reviewers race, the database lets
         # exactly one of them match "still pending and not expired".
-        review=t.update()
-        .where(
-            c.id == sa.bindparam("rid"),
-            c.status == _PENDING,
-            c.expires_at > sa.bindparam("now"),
-        )
-        .values(
-            status=sa.bindparam("decision"),
-            reviewed_at=sa.bindparam("now"),
-            reviewer=sa.bindparam("reviewer"),
-            reason=sa.bindparam("reason"),
+        review=review.values(**decided),
+        # an approval with the reviewer's wording keeps the proposed one beside it
+        review_edit=review.values(
+            **decided,
+            content=sa.bindparam("new_content"),
+            original_content=sa.bindparam("proposed"),
         ),
         expire=t.update()
         .where(c.status == _PENDING, c.expires_at <= sa.bindparam("now"))
@@ -206,6 +243,7 @@ def find_statement(
     limit: int,
     after: tuple[datetime, str] | None,
     now: datetime,
+    sqlite: bool = False,
 ) -> Any:
     """A page of records by effective status at ``now`` (expired pending = rejected)."""
     c = t.c
@@ -218,7 +256,12 @@ def find_statement(
     if memory_type is not None:
         conditions.append(c.memory_type == memory_type.value)
     if status is MemoryStatus.PENDING:
-        conditions += [c.status == _PENDING, c.expires_at > when]
+        # SQLite's planner (no statistics unless ANALYZE ran) would range-scan the expiry
+        # index and sort every pending record; unary + keeps the term off that index there.
+        due: sa.ColumnElement[Any] = c.expires_at
+        if sqlite:
+            due = sa.literal_column(f"+{c.expires_at.name}", c.expires_at.type)
+        conditions += [c.status == _PENDING, due > when]
     elif status is MemoryStatus.REJECTED:
         conditions.append(
             sa.or_(c.status == _REJECTED, sa.and_(c.status == _PENDING, c.expires_at <= when))
@@ -227,5 +270,68 @@ def find_statement(
         conditions.append(c.status == _APPROVED)
     if after is not None:
         at, rid = naive_utc(after[0]), after[1]
-        conditions.append(sa.or_(c.created_at > at, sa.and_(c.created_at == at, c.id > rid)))
+        # The first term is redundant but lets every planner seek the index to the cursor.
+        conditions += [
+            c.created_at >= at,
+            sa.or_(c.created_at > at, sa.and_(c.created_at == at, c.id > rid)),
+        ]
     return sa.select(t).where(*conditions).order_by(c.created_at, c.id).limit(limit)
+
+
+# -- state entries ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StateStatements:
+    """The state table's statements (``ns``, ``k``, ``expected``, ``new_value``, ``now``)."""
+
+    read: Any
+    replace: Any
+    delete: Any
+    delete_at: Any
+
+
+def build_state_statements(t: sa.Table) -> StateStatements:
+    c = t.c
+    entry = (c.namespace == sa.bindparam("ns"), c.key == sa.bindparam("k"))
+    at = c.version == sa.bindparam("expected")
+    return StateStatements(
+        read=sa.select(t).where(*entry),
+        replace=t.update()
+        .where(*entry, at)
+        .values(
+            value=sa.bindparam("new_value"),
+            version=c.version + 1,
+            updated_at=sa.bindparam("now"),
+        ),
+        delete=t.delete().where(*entry),
+        delete_at=t.delete().where(*entry, at),
+    )
+
+
+def state_page_statement(t: sa.Table, namespace: str, after: str | None, limit: int) -> Any:
+    """Up to ``limit`` entries of ``namespace`` after key ``after``, by key."""
+    conditions = [t.c.namespace == namespace]
+    if after is not None:
+        conditions.append(t.c.key > after)
+    return sa.select(t).where(*conditions).order_by(t.c.key).limit(limit)
+
+
+def state_row(entry: StateEntry) -> dict[str, Any]:
+    return {
+        "namespace": entry.namespace,
+        "key": entry.key,
+        "value": entry.value,
+        "version": entry.version,
+        "updated_at": naive_utc(entry.updated_at),
+    }
+
+
+def state_from_row(row: Any) -> StateEntry:
+    updated = aware_utc(row["updated_at"])
+    assert updated is not None
+    return StateEntry(
+        namespace=row["namespace"],
+        key=row["key"],
+        value=row["value"],
+        version=int(row["version"]),
+        updated_at=updated,
+    )

@@ -4,6 +4,7 @@ from chatmem.core.backend import require
 
 require("neo4j", "neo4j")
 
+from ._async.records import AsyncNeo4jMemoryRecordRepository  # noqa: E402
 from ._async.repository import AsyncNeo4jChatMemoryRepository  # noqa: E402
 from ._async.spring_ai import AsyncSpringAiNeo4jChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
@@ -20,7 +21,7 @@ from ._config import (  # noqa: E402
     parse_url,
 )
 from ._native.spring_ai import SpringAiNeo4jLabels  # noqa: E402
-from ._records import (  # noqa: E402
+from ._sync.records import (  # noqa: E402
     DEFAULT_MEMORY_LABEL,
     DEFAULT_USER_LABEL,
     Neo4jMemoryRecordRepository,
@@ -40,6 +41,7 @@ __all__ = [
     "DEFAULT_TOOL_RESPONSE_LABEL",
     "DEFAULT_USER_LABEL",
     "AsyncNeo4jChatMemoryRepository",
+    "AsyncNeo4jMemoryRecordRepository",
     "AsyncSpringAiNeo4jChatMemoryRepository",
     "Neo4jChatMemoryRepository",
     "Neo4jConfig",

@@ -1,10 +1,13 @@
-"""Background analysis: user messages go to a bounded queue; one worker thread extracts,
-deduplicates and stores candidates, so the chat turn never waits for a model or a store.
+"""Background analysis in the process: user messages go to a bounded queue; one worker
+thread extracts, deduplicates and stores candidates, so the chat turn never waits for a model
+or a store. ``AsyncBackgroundAnalyser`` (``_analyser_task``) is the same on an asyncio task.
 
 A full queue drops the message (counted in ``stats.dropped``, logged) instead of blocking
 the turn. A failing extractor or store is logged and counted in ``stats.failed``; the chat
 turn is never affected. ``flush()`` waits until everything submitted so far is processed
-(tests, shutdown); ``close()`` flushes and stops the worker.
+(tests, shutdown); ``close()`` flushes and stops the worker. With a durable queue
+(``LongTermMemory(durable=True)``) the message is already in the store and what is queued
+here is its entry's key, which the thread claims, analyses and deletes like any worker.
 """
 
 from __future__ import annotations
@@ -14,22 +17,22 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import validate_positive_int
 
-from . import _rules as rules
+from ._advice import require_records
 from ._dedup import Deduplicator
 from ._extract import Extractor
-from ._model import MemoryStatus
-from ._repository import MemoryRecordRepository
+from ._queue import Job, make_job
+from ._sync.analysis import analyse as analyse_job
+from ._sync.queue import QueueWorker
+from ._sync.repository import MemoryRecordRepository
 
 log = logging.getLogger("chatmem.longterm")
 
 DEFAULT_QUEUE_SIZE = 1000
-DEDUP_SCAN_LIMIT = 500
-"""How many of the user's pending and approved memories a candidate is compared with by
-similarity (exact duplicates are caught by the store's unique key whatever the count)."""
 
 
 @dataclass
@@ -44,13 +47,18 @@ class AnalyserStats:
     dropped: int = 0
 
 
-@dataclass(frozen=True)
-class _Job:
-    agent_id: str
-    user_id: str
-    text: str
-    conversation_id: str | None
-    message_position: int | None
+Item = tuple[Job, timedelta | None] | str
+"""A job with the pending TTL it was accepted under, or a durable queue entry's key."""
+_Job = Job  # the backfill's name for it
+
+
+def check_analyser_arguments(
+    repository: object, extractor: object, protocol: type, *, want_async: bool
+) -> None:
+    """The analysers' argument checks (``protocol``: the record store twin they take)."""
+    require_records(repository, protocol, want_async=want_async)
+    if not isinstance(extractor, Extractor):
+        raise InvalidArgumentError("extractor", "must have extract(text) -> candidates")
 
 
 class BackgroundAnalyser:
@@ -63,17 +71,16 @@ class BackgroundAnalyser:
         *,
         deduplicator: Deduplicator | None = None,
         queue_size: int = DEFAULT_QUEUE_SIZE,
+        queue_worker: QueueWorker | None = None,
     ) -> None:
-        if not isinstance(repository, MemoryRecordRepository):
-            raise InvalidArgumentError("repository", "must be a MemoryRecordRepository")
-        if not isinstance(extractor, Extractor):
-            raise InvalidArgumentError("extractor", "must have extract(text) -> candidates")
+        check_analyser_arguments(repository, extractor, MemoryRecordRepository, want_async=False)
         self.repository = repository
         self.extractor = extractor
         self.deduplicator = deduplicator or Deduplicator()
+        self.queue_worker = queue_worker
         self.stats = AnalyserStats()
         self._stats_lock = threading.Lock()
-        self._queue: queue.Queue[_Job | None] = queue.Queue(
+        self._queue: queue.Queue[Item | None] = queue.Queue(
             validate_positive_int(queue_size, "queue_size")
         )
         self._worker: threading.Thread | None = None
@@ -88,62 +95,56 @@ class BackgroundAnalyser:
         *,
         conversation_id: str | None = None,
         message_position: int | None = None,
+        pending_ttl: timedelta | None = None,
     ) -> bool:
         """Queue a user message for analysis; False when it was dropped (queue full or
         closed). Arguments are validated here, in the caller's thread."""
-        job = _Job(
-            rules.validate_id(agent_id, "agent_id"),
-            rules.validate_id(user_id, "user_id"),
-            _text(text),
-            None
-            if conversation_id is None
-            else rules.validate_id(conversation_id, "conversation_id"),
-            rules.validate_position(message_position),
-        )
+        job = make_job(agent_id, user_id, text, conversation_id, message_position)
+        return self._put((job, pending_ttl), job.user_id)
+
+    def submit_queued(self, key: str) -> bool:
+        """Queue the durable entry ``key`` for this process's worker (it is in the store
+        already: dropping it here only leaves it to another worker)."""
+        if self.queue_worker is None:
+            raise InvalidArgumentError("key", "this analyser has no durable queue worker")
+        return self._put(key, key)
+
+    def _put(self, item: Item, who: str) -> bool:
         if self._closed:
             self._count("dropped")
             return False
         self._ensure_worker()
         try:
-            self._queue.put_nowait(job)
+            self._queue.put_nowait(item)
         except queue.Full:
             self._count("dropped")
-            log.warning("long-term memory queue full: a message of %s was not analysed", user_id)
+            log.warning("long-term memory queue full: a message (%s) was not analysed", who)
             return False
         self._count("submitted")
         return True
 
-    def analyse(self, job: _Job) -> None:
+    def analyse(self, job: Job, pending_ttl: timedelta | None = None) -> None:
         """Extract, dedup and store one message's candidates (the worker's body; runs in
         the caller's thread when called directly)."""
-        candidates = self.extractor.extract(job.text)
-        if not candidates:
+        outcome = analyse_job(
+            self.repository, self.extractor, self.deduplicator, job, pending_ttl=pending_ttl
+        )
+        for _ in range(outcome.stored):
+            self._count("stored")
+        for _ in range(outcome.duplicates):
+            self._count("duplicates")
+
+    def handle(self, item: Item) -> None:
+        """Analyse one queued item (a job, or a durable entry claimed by key)."""
+        if not isinstance(item, str):
+            self.analyse(*item)
             return
-        existing = []
-        # without embeddings the only duplicates are of the same normalised text, which the
-        # store's unique key refuses anyway: no need to read the user's memories first
-        similar = (MemoryStatus.APPROVED, MemoryStatus.PENDING) if self.deduplicator.embed else ()
-        for status in similar:
-            page = self.repository.find(
-                agent_id=job.agent_id, user_id=job.user_id, status=status, limit=DEDUP_SCAN_LIMIT
-            )
-            existing.extend(page.records)
-        for candidate in candidates:
-            if self.deduplicator.duplicate_of(candidate, existing) is not None:
-                self._count("duplicates")
-                continue
-            result = self.repository.add(
-                job.agent_id,
-                job.user_id,
-                candidate,
-                conversation_id=job.conversation_id,
-                message_position=job.message_position,
-            )
-            if result.created:
-                self._count("stored")
-                existing.append(result.record)
-            else:
-                self._count("duplicates")
+        assert self.queue_worker is not None
+        before = self.queue_worker.stats.snapshot()
+        self.queue_worker.process_key(item)
+        for counter, n in self.queue_worker.stats.since(before).items():
+            for _ in range(n):
+                self._count(counter)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every message submitted so far is processed; False on timeout."""
@@ -178,21 +179,22 @@ class BackgroundAnalyser:
 
     def _run(self) -> None:
         while True:
-            job = self._queue.get()
+            item = self._queue.get()
             try:
-                if job is None:
+                if item is None:
                     return
-                self.analyse(job)
+                self.handle(item)
             except Exception:
                 self._count("failed")
-                log.exception("long-term memory analysis failed for user %s", job and job.user_id)
+                log.exception("long-term memory analysis failed (%s)", _who(item))
             finally:
-                if job is not None:
+                if item is not None:
                     self._count("processed")
                 self._queue.task_done()
 
 
-def _text(text: object) -> str:
-    if not isinstance(text, str):
-        raise InvalidArgumentError("text", f"must be a str, got {type(text).__name__}")
-    return text
+def _who(item: Item | None) -> str:
+    """A log's name for a queued item: the user, or the durable entry's key."""
+    if item is None or isinstance(item, str):
+        return f"entry {item}"
+    return f"user {item[0].user_id}"

@@ -1,4 +1,5 @@
-"""``chatmem memories ls|approve|reject|expire|rm|forget|analyse|schema`` and ``chatmem serve``.
+"""``chatmem memories ls|approve|reject|expire|rm|forget|analyse|settings|work|schema`` and
+``chatmem serve`` (``settings`` and ``work`` are in ``_cli_state``).
 
 ``add_parsers`` adds the subcommands to the ``chatmem`` parser; ``run`` handles them (the
 main CLI calls it when ``handles(args)``). Records live in the store at ``--url``: the class
@@ -23,6 +24,8 @@ from typing import Any, TextIO
 
 from chatmem.core._errors import InvalidArgumentError
 
+from ._cli_state import COMMANDS as STATE_COMMANDS
+from ._cli_state import add_state_parsers, run_state
 from ._model import MemoryRecord
 from ._repository import BaseMemoryRecordRepository
 from ._stores import record_store_class_for_url, takes_option
@@ -120,6 +123,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help="module:function, a complete(prompt) -> str model call (default: offline rules)",
     )
     analyse.add_argument("--records-url", help="the record store, when not the chat store at --url")
+    add_state_parsers(actions, [common, store])
     actions.add_parser(
         "expire", parents=[common, store], help="reject pending memories past their review window"
     )
@@ -139,6 +143,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     serve.add_argument("--api-key", default=None, help=f"API key (default ${API_KEY_ENV})")
     serve.add_argument(
         "--no-auth", action="store_true", help="no API key (loopback addresses only)"
+    )
+    serve.add_argument(
+        "--chat-url",
+        default=None,
+        help="chat store holding the conversations memories came from, shown beside each "
+        "memory (default: --url; opened read-only)",
+    )
+    serve.add_argument(
+        "--no-chat", action="store_true", help="do not show the source conversations"
     )
 
 
@@ -161,6 +174,14 @@ def open_store(url: str, table_name: str | None, create: bool) -> BaseMemoryReco
         options["table_name"] = table_name
     store: BaseMemoryRecordRepository = cls.from_url(url, **options)  # type: ignore[attr-defined]
     return store
+
+
+def open_chat_store(url: str, option: str) -> Any:
+    """The chat repository at ``url`` (given as ``option``), read-only: never creates a file
+    or schema (the backfill and the review page only read conversations)."""
+    from chatmem.core._cli._stores import open_store as open_chat
+
+    return open_chat(url, option=option, read_only=True)
 
 
 def schema_sql(url: str, table_name: str | None) -> str:
@@ -231,6 +252,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return _analyse(args, out)
     store = open_store(args.url, args.table_name, args.create_schema)
     try:
+        if args.memories_command in STATE_COMMANDS:
+            return run_state(store, args, out)
         return _run_memories(store, args, out)
     finally:
         close = getattr(store, "close", None)  # the client or cluster it opened
@@ -273,8 +296,6 @@ def _run_memories(store: BaseMemoryRecordRepository, args: argparse.Namespace, o
 def _analyse(args: argparse.Namespace, out: TextIO) -> int:
     """``memories analyse``: the backfill, with its progress on stderr; 1 when a message
     failed (run it again: what was stored is not stored twice)."""
-    from chatmem.core._cli._stores import open_store as open_chat_store
-
     from ._backfill import BackfillStats, backfill, validate_shard
     from ._extract import Extractor, LlmExtractor, RuleBasedExtractor, load_callable
 
@@ -292,7 +313,7 @@ def _analyse(args: argparse.Namespace, out: TextIO) -> int:
             )
             print(f"\r{line}" if tty else line, end="" if tty else "\n", file=sys.stderr)
 
-    chat = open_chat_store(args.url, option="--url", read_only=True)
+    chat = open_chat_store(args.url, "--url")
     try:
         records = open_store(args.records_url or args.url, args.table_name, args.create_schema)
         try:
@@ -328,7 +349,12 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(args.url, args.table_name, args.create_schema)
     from .api import api_key_auth, create_app
 
-    app = create_app(store, auth=None if key is None else api_key_auth(key))
+    chat = (
+        None
+        if args.no_chat
+        else open_chat_store(args.chat_url or args.url, "--chat-url" if args.chat_url else "--url")
+    )
+    app = create_app(store, auth=None if key is None else api_key_auth(key), chat=chat)
     import uvicorn
 
     where = f"http://{args.host}:{args.port}/"

@@ -1,6 +1,7 @@
 """Record stores by URL: ``record_store_from_url`` finds the class registered for the URL's
 scheme in the ``chatmem.memory_stores`` entry-point group (as ``repository_from_url`` does for
-chat repositories in ``chatmem.backends``), so core names no store."""
+chat repositories in ``chatmem.backends``), so core names no store. The async twin of a store
+is the registered class's name with ``Async`` in front, in the same module."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._registry import MEMORY_STORES_GROUP, entry_class
 
+from ._async.repository import AsyncBaseMemoryRecordRepository
 from ._repository import BaseMemoryRecordRepository
 
 
@@ -30,6 +32,24 @@ def record_store_from_url(url: str, **options: Any) -> BaseMemoryRecordRepositor
     ``options`` go to the class's ``from_url`` (its constructor's keywords)."""
     store = record_store_class_for_url(url).from_url(url, **options)  # type: ignore[attr-defined]
     assert isinstance(store, BaseMemoryRecordRepository)
+    return store
+
+
+def async_record_store_class_for_url(url: str) -> type[AsyncBaseMemoryRecordRepository]:
+    """The async twin of ``record_store_class_for_url``: ``Async<Store>MemoryRecordRepository``."""
+    cls = entry_class(MEMORY_STORES_GROUP, url, "Async")
+    if not issubclass(cls, AsyncBaseMemoryRecordRepository):
+        raise InvalidArgumentError(
+            "url", f"{cls.__module__}.{cls.__qualname__} is not an AsyncBaseMemoryRecordRepository"
+        )
+    return cls
+
+
+async def async_record_store_from_url(url: str, **options: Any) -> AsyncBaseMemoryRecordRepository:
+    """The async record store for ``url`` (same options as the sync one): ``store = await
+    async_record_store_from_url(url)``; ``await store.close()`` closes the client it made."""
+    store = await async_record_store_class_for_url(url).from_url(url, **options)  # type: ignore[attr-defined]
+    assert isinstance(store, AsyncBaseMemoryRecordRepository)
     return store
 
 

@@ -1,17 +1,23 @@
-"""``Neo4jMemoryRecordRepository``: long-term memory records as a graph.
+# Generated from chatmem_neo4j/chatmem/neo4j/_async/records.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
+"""``Neo4jMemoryRecordRepository``: long-term memory records as a graph, with the state
+entries beside them (the sync twin ``Neo4jMemoryRecordRepository`` is generated from this;
+the statements are in ``_record_schema``).
 
     (:User {user_id})-[:REMEMBERS]->(:Memory {id, agent_id, user_id, type, content,
         dedup_key, confidence, status, created_at, expires_at, reviewed_at, reviewer, reason,
         conversation_id, message_position})-[:EXTRACTED_FROM]->(:Message)
+    (:MemoryState {namespace, key, value, version, updated_at})
 
 The ``EXTRACTED_FROM`` link is made when the chat message node the memory came from exists
 (same ``conversation_id`` and ``position``, under ``message_label``). Timestamps are integer
 UTC microseconds. Uniqueness constraints on ``Memory.dedup_key`` (so concurrent adds of one
 memory store it once: the loser's CREATE fails and it reads the winner's node),
-``Memory.id`` and ``User.user_id`` (a race-free MERGE); range indexes for listing and the
-expiry sweep. A review first writes to the node (``SET m.lock = true REMOVE m.lock``) so it
-holds the node's write lock before it checks "still pending": one winner. Labels are
-validated (``[A-Za-z_][A-Za-z0-9_]*``) and back-quoted; every value is a parameter.
+``Memory.id``, ``User.user_id`` (a race-free MERGE) and ``MemoryState (namespace, key)``;
+range indexes for listing and the expiry sweep. A review or a state write at a version first
+writes to the node (``SET m.lock = true REMOVE m.lock``) so it holds the node's write lock
+before it checks its condition: one winner. Labels are validated (``[A-Za-z_][A-Za-z0-9_]*``)
+and back-quoted; every value is a parameter.
 """
 
 from __future__ import annotations
@@ -21,7 +27,13 @@ from typing import Any
 
 import neo4j
 from chatmem.core import ConcurrencyError, InvalidArgumentError, InvalidIdentifierError, SchemaMode
-from chatmem.core.backend import DEFAULT_SCHEMA_MODE, cypher_label, retry, schema_mode, to_micros
+from chatmem.core.backend import (
+    DEFAULT_SCHEMA_MODE,
+    cypher_label,
+    retry,
+    schema_mode,
+    to_micros,
+)
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
@@ -31,14 +43,21 @@ from chatmem.core.longterm import (
     MemoryRecord,
     MemoryStatus,
     MemoryType,
-    record_from_fields,
-    record_to_fields,
+    StateEntry,
     utc_now,
 )
 from neo4j import exceptions as neo4j_errors
 
-from ._config import DEFAULT_MESSAGE_LABEL, parse_url
-from ._errors import hidden_by_rollback, server_errors, translate_errors
+from .._config import DEFAULT_MESSAGE_LABEL, parse_url
+from .._errors import hidden_by_rollback, server_errors, translate_errors
+from .._record_schema import (
+    from_properties,
+    queries,
+    quoted,
+    schema_statements,
+    state_from_properties,
+    to_properties,
+)
 
 DEFAULT_USER_LABEL = "User"
 DEFAULT_MEMORY_LABEL = "Memory"
@@ -51,24 +70,12 @@ _ALREADY_EXISTS = {
 }
 
 
-def to_properties(record: MemoryRecord, key: str) -> dict[str, Any]:
-    """A record as node properties (None values are simply absent in Neo4j)."""
-    return record_to_fields(record, key)
-
-
-def from_properties(p: dict[str, Any]) -> MemoryRecord:
-    """A record from a node's properties."""
-    return record_from_fields(p)
-
-
-def _q(label: str) -> str:
-    return f"`{label}`"
-
-
 class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
-    """Memory records in Neo4j 5. Pass a ``neo4j.Driver`` (never closed by us) or use
-    ``from_url``. ``initialize_schema="always"`` (the default) creates the constraints and
-    indexes if missing; ``schema_statements()`` lists them for your own migrations."""
+    """Memory records in Neo4j 5. Pass a driver of this twin's kind (never closed by us) or
+    use ``from_url``. ``initialize_schema="always"`` (the default) creates the constraints
+    and indexes if missing (the blocking twin in its constructor, the non-blocking one on
+    its first call; ``from_url`` before it returns); ``schema_statements()`` lists them for
+    your own migrations."""
 
     def __init__(
         self,
@@ -86,7 +93,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         self.user_label = cypher_label(user_label, "user_label")
         self.memory_label = cypher_label(memory_label, "memory_label")
         self.message_label = cypher_label(message_label, "message_label")
-        if len({self.user_label, self.memory_label, self.message_label}) != 3:
+        labels = {self.user_label, self.memory_label, self.message_label}
+        if len(labels) != 3 or f"{self.memory_label}State" in labels:
             raise InvalidIdentifierError("memory_label", "user, memory and message labels differ")
         if database is not None and (not isinstance(database, str) or not database):
             raise InvalidArgumentError("database", "must be a non-empty str or None")
@@ -94,9 +102,9 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         self.initialize_schema = schema_mode(initialize_schema)
         self._driver = driver
         self._owns_driver = False
-        self._q = _queries(self.user_label, self.memory_label, self.message_label)
-        if self.initialize_schema == "always":
-            self.create_schema()
+        self._q = queries(self.user_label, self.memory_label, self.message_label)
+        self._schema_pending = self.initialize_schema == "always"
+        self._ready()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Neo4jMemoryRecordRepository:
@@ -107,6 +115,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
         try:
             repo = cls(driver, **options)
+            repo._ready()
         except BaseException:
             driver.close()
             raise
@@ -120,18 +129,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
 
     def schema_statements(self) -> list[str]:
         """The constraints and indexes ``create_schema`` creates."""
-        u, m, name = _q(self.user_label), _q(self.memory_label), f"chatmem_{self.memory_label}"
-        return [
-            f"CREATE CONSTRAINT `{name}_dedup_key` IF NOT EXISTS "
-            f"FOR (m:{m}) REQUIRE m.dedup_key IS UNIQUE",
-            f"CREATE CONSTRAINT `{name}_id` IF NOT EXISTS FOR (m:{m}) REQUIRE m.id IS UNIQUE",
-            f"CREATE CONSTRAINT `chatmem_{self.user_label}_user_id` IF NOT EXISTS "
-            f"FOR (u:{u}) REQUIRE u.user_id IS UNIQUE",
-            f"CREATE INDEX `{name}_user_created` IF NOT EXISTS "
-            f"FOR (m:{m}) ON (m.user_id, m.created_at)",
-            f"CREATE INDEX `{name}_status_expires` IF NOT EXISTS "
-            f"FOR (m:{m}) ON (m.status, m.expires_at)",
-        ]
+        return schema_statements(self.user_label, self.memory_label)
 
     def create_schema(self) -> None:
         """Create the constraints and indexes if missing (race-safe) and wait until online."""
@@ -143,13 +141,21 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
                     if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                         raise
             self._write("CALL db.awaitIndexes(300)", {})
+        self._schema_pending = False
+
+    def _ready(self) -> None:
+        """Create the schema on first use when the constructor could not (creating it twice
+        is harmless: every statement is IF NOT EXISTS)."""
+        if self._schema_pending:
+            self.create_schema()
 
     def drop_schema(self) -> None:
-        """Delete every memory and user node of these labels and their constraints/indexes."""
-        m, u = _q(self.memory_label), _q(self.user_label)
+        """Delete every memory, user and state node of these labels and their constraints
+        and indexes."""
+        labels = (self.memory_label, self.user_label, f"{self.memory_label}State")
         with translate_errors("dropping the memory records"):
-            self._write(f"MATCH (n:{m}) DETACH DELETE n", {})
-            self._write(f"MATCH (n:{u}) DETACH DELETE n", {})
+            for label in labels:
+                self._write(f"MATCH (n:{quoted(label)}) DETACH DELETE n", {})
             for statement in self.schema_statements():
                 name = statement.split("`")[1]
                 kind = "CONSTRAINT" if statement.startswith("CREATE CONSTRAINT") else "INDEX"
@@ -170,9 +176,10 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             return [r.data() for r in tx.run(query, params)]
 
         def run() -> list[dict[str, Any]]:
-            with self._driver.session(database=self.database) as session, server_errors():
+            with self._driver.session(database=self.database) as session:
                 execute = session.execute_write if write else session.execute_read
-                result: list[dict[str, Any]] = execute(work)
+                with server_errors():
+                    result: list[dict[str, Any]] = execute(work)
                 return result
 
         return retry(
@@ -186,6 +193,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
 
     # -- hooks ---------------------------------------------------------------------------
     def _add(self, record: MemoryRecord, key: str) -> AddResult:
+        self._ready()
         params = {
             "user": record.user_id,
             "props": {k: v for k, v in to_properties(record, key).items() if v is not None},
@@ -213,7 +221,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         after: tuple[datetime, str] | None,
         now: datetime,
     ) -> list[MemoryRecord]:
-        m, u = _q(self.memory_label), _q(self.user_label)
+        self._ready()
+        m, u = quoted(self.memory_label), quoted(self.user_label)
         match = (
             f"MATCH (m:{m})"
             if user_id is None
@@ -262,6 +271,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         params = {
             "id": record_id,
@@ -269,6 +279,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             "now": to_micros(now),
             "reviewer": reviewer,
             "reason": reason,
+            "content": None if edit is None else edit[0],
+            "original": None if edit is None else edit[1],
         }
         with translate_errors("reviewing a memory"):
             rows = self._write(self._q["review"], params)
@@ -279,37 +291,47 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             return bool(self._write(self._q["delete"], {"id": record_id}))
 
     def _expire_due(self, now: datetime) -> int:
+        self._ready()
+        params = {"now": to_micros(now), "reason": EXPIRED_REASON}
         with translate_errors("expiring memories"):
-            rows = self._write(self._q["expire"], {"now": to_micros(now), "reason": EXPIRED_REASON})
+            rows = self._write(self._q["expire"], params)
         return int(rows[0]["n"]) if rows else 0
 
+    def _read_state(self, namespace: str, key: str) -> StateEntry | None:
+        self._ready()
+        with translate_errors("reading state"):
+            rows = self._read(self._q["state_read"], {"ns": namespace, "key": key})
+        return state_from_properties(rows[0]["s"]) if rows else None
 
-def _queries(user: str, memory: str, message: str) -> dict[str, str]:
-    """The fixed statements for validated labels."""
-    u, m, msg = _q(user), _q(memory), _q(message)
-    lock = "SET m.lock = true REMOVE m.lock\nWITH m"  # hold m's write lock from here on
-    return {
-        "add": (
-            f"MERGE (u:{u} {{user_id: $user}})\n"
-            f"CREATE (u)-[:REMEMBERS]->(m:{m})\nSET m = $props\nWITH m\n"
-            f"OPTIONAL MATCH (x:{msg}) WHERE $cid IS NOT NULL AND x.conversation_id = $cid "
-            "AND x.position = $pos\n"
-            "FOREACH (s IN CASE WHEN x IS NULL THEN [] ELSE [x] END |\n"
-            "  MERGE (m)-[:EXTRACTED_FROM]->(s))"
-        ),
-        "by_key": f"MATCH (m:{m} {{dedup_key: $key}}) RETURN m {{.*}} AS m",
-        "by_id": f"MATCH (m:{m} {{id: $id}}) RETURN m {{.*}} AS m",
-        "review": (
-            f"MATCH (m:{m} {{id: $id}})\n{lock}\n"
-            "WHERE m.status = 'pending' AND m.expires_at > $now\n"
-            "SET m.status = $decision, m.reviewed_at = $now, m.reviewer = $reviewer, "
-            "m.reason = $reason\nRETURN m {.*} AS m"
-        ),
-        "delete": f"MATCH (m:{m} {{id: $id}})\nDETACH DELETE m\nRETURN 1 AS done",
-        "expire": (
-            f"MATCH (m:{m}) WHERE m.status = 'pending' AND m.expires_at <= $now\n{lock}\n"
-            "WHERE m.status = 'pending' AND m.expires_at <= $now\n"
-            "SET m.status = 'rejected', m.reviewed_at = m.expires_at, m.reviewer = null, "
-            "m.reason = $reason\nRETURN count(m) AS n"
-        ),
-    }
+    def _write_state(
+        self, namespace: str, key: str, value: str, expected: int | None, now: datetime
+    ) -> StateEntry | None:
+        self._ready()
+        params = {"ns": namespace, "key": key, "value": value, "now": to_micros(now)}
+        with translate_errors("writing state"):
+            if expected is None:
+                try:
+                    rows = self._write(self._q["state_create"], params)
+                except neo4j_errors.ConstraintError:
+                    return None  # present already
+            else:
+                rows = self._write(self._q["state_replace"], {**params, "expected": expected})
+        if not rows:
+            return None
+        version = int(rows[0]["v"])
+        return StateEntry(
+            namespace=namespace, key=key, value=value, version=version, updated_at=now
+        )
+
+    def _delete_state(self, namespace: str, key: str, expected: int | None) -> bool:
+        self._ready()
+        params = {"ns": namespace, "key": key, "expected": expected}
+        with translate_errors("deleting state"):
+            return bool(self._write(self._q["state_delete"], params))
+
+    def _list_state(self, namespace: str, after: str | None, limit: int) -> list[StateEntry]:
+        self._ready()
+        params = {"ns": namespace, "after": after, "limit": limit}
+        with translate_errors("listing state"):
+            rows = self._read(self._q["state_list"], params)
+        return [state_from_properties(r["s"]) for r in rows]
