@@ -24,16 +24,39 @@ def add_one(url: str, options: dict[str, Any], content: str, barrier: Any, resul
     repo.close()
 
 
-def drain_queue(url: str, options: dict[str, Any], lease_seconds: float, worker_id: str) -> None:
+class Hanging:
+    """The offline rules, except that a message containing ``hang_on`` never finishes (the
+    worker analysing it holds its claim until it is killed)."""
+
+    def __init__(self, hang_on: str | None) -> None:
+        self.hang_on = hang_on
+
+    def extract(self, text: str) -> Any:
+        import time
+
+        from chatmem.core.longterm import RuleBasedExtractor
+
+        if self.hang_on is not None and self.hang_on in text:
+            time.sleep(600)
+        return RuleBasedExtractor().extract(text)
+
+
+def drain_queue(
+    url: str,
+    options: dict[str, Any],
+    lease_seconds: float,
+    worker_id: str,
+    hang_on: str | None = None,
+) -> None:
     """A worker process: drain the durable analysis queue of the store on ``url``."""
     from datetime import timedelta
 
-    from chatmem.core.longterm import QueueWorker, RuleBasedExtractor
+    from chatmem.core.longterm import QueueWorker
 
     repo = open_by_url(url, {**options, "initialize_schema": "never"})
     worker = QueueWorker(
         repo,
-        RuleBasedExtractor(),
+        Hanging(hang_on),
         worker_id=worker_id,
         lease=timedelta(seconds=lease_seconds),
         poll=timedelta(seconds=0.2),
