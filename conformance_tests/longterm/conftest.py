@@ -11,6 +11,7 @@ run on one background loop, so the suite is written once.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -166,21 +167,76 @@ def open_store(server: ServerInfo, harness: str, **options: Any) -> BaseMemoryRe
 
 
 async def open_async_store(
-    server: ServerInfo, harness: str, **options: Any
+    server: ServerInfo, harness: str, clients: dict[str, Any], **options: Any
 ) -> AsyncBaseMemoryRecordRepository:
-    """The async twin of ``open_store``, built on the running loop (the test loop): its
-    clients are made once per server on that loop and shared by the tests."""
+    """The async twin of ``open_store``, built on the running loop (the test loop); its
+    driver clients are made once, kept in ``clients`` (``async_clients``) and shared."""
+
+    def client(make: Callable[[], Any]) -> Any:
+        if harness not in clients:
+            clients[harness] = make()
+        return clients[harness]
+
+    store: AsyncBaseMemoryRecordRepository
     if harness in SQL_BACKENDS:
         from chatmem.jdbc import AsyncJdbcMemoryRecordRepository, make_async_engine
 
-        engine = server.extra.get("async_engine")
-        if engine is None:
-            assert server.url is not None
-            engine = server.extra["async_engine"] = make_async_engine(server.url)
-        repo = AsyncJdbcMemoryRecordRepository(engine, **options)
-        await repo._ready()  # what from_url does: the tables before the first call
-        return repo
-    pytest.skip(f"no async long-term memory record store for {harness} yet")
+        assert server.url is not None
+        engine = client(lambda: make_async_engine(str(server.url)))
+        store = AsyncJdbcMemoryRecordRepository(engine, **options)
+    elif harness == "redis":
+        import redis.asyncio
+
+        from chatmem.redis import AsyncRedisMemoryRecordRepository
+
+        assert server.url is not None
+        redis_client = client(lambda: redis.asyncio.Redis.from_url(str(server.url)))
+        store = AsyncRedisMemoryRecordRepository(redis_client, **options)
+    elif harness == "mongo":
+        from pymongo import AsyncMongoClient
+
+        from chatmem.mongo import AsyncMongoMemoryRecordRepository
+
+        database = client(lambda: AsyncMongoClient(store_url(server)))[server.extra["database"]]
+        store = AsyncMongoMemoryRecordRepository(database, **options)
+    elif harness == "neo4j":
+        import neo4j
+
+        from chatmem.neo4j import AsyncNeo4jMemoryRecordRepository, parse_url
+
+        target = parse_url(store_url(server))
+        auth = None if target.user is None else (target.user, target.password or "")
+        driver = client(lambda: neo4j.AsyncGraphDatabase.driver(target.uri, auth=auth))
+        store = AsyncNeo4jMemoryRecordRepository(driver, **options)
+    elif harness == "cassandra":
+        from chatmem.cassandra import AsyncCassandraMemoryRecordRepository
+
+        options.setdefault("keyspace", server.extra["keyspace"])  # the driver's session serves
+        store = AsyncCassandraMemoryRecordRepository(server.extra["session"], **options)  # both
+    else:
+        pytest.skip(f"no async long-term memory record store for {harness}")
+    await store._ready()  # type: ignore[attr-defined]  # what from_url does before it returns
+    return store
+
+
+async def close_client(client: Any) -> None:
+    """Close an async driver client (an engine is disposed)."""
+    for name in ("dispose", "aclose", "close"):  # looked up on the class: a Mongo client's
+        method = getattr(type(client), name, None)  # attributes are its databases
+        if method is not None:
+            result = method(client)
+            if inspect.isawaitable(result):
+                await result
+            return
+
+
+@pytest.fixture(scope="session")
+def async_clients(twin_loop: LoopThread) -> Iterator[dict[str, Any]]:
+    """The async twins' driver clients, made on the test loop and closed there at the end."""
+    clients: dict[str, Any] = {}
+    yield clients
+    for made in clients.values():
+        twin_loop.run(close_client(made))
 
 
 def drop_store(repo: BaseMemoryRecordRepository) -> None:
@@ -207,6 +263,7 @@ def make_records(
     made: list[BaseMemoryRecordRepository] = []
     memory_stores: dict[int, BaseMemoryRecordRepository] = {}
     loop: LoopThread | None = request.getfixturevalue("twin_loop") if twin == "async" else None
+    clients = request.getfixturevalue("async_clients") if twin == "async" else {}
 
     def make(
         shared_with: BaseMemoryRecordRepository | None = None, **options: Any
@@ -228,7 +285,7 @@ def make_records(
             if loop is None:
                 repo = open_store(server, harness.name, **options)
             else:
-                built = loop.run(open_async_store(server, harness.name, **options))
+                built = loop.run(open_async_store(server, harness.name, clients, **options))
                 repo = RecordsView(built, loop)  # type: ignore[assignment]
         made.append(repo)
         return repo

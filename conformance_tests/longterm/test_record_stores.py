@@ -60,17 +60,21 @@ def test_bad_initialize_schema_is_rejected_before_any_io(
 
 @pytest.mark.backend("redis")
 def test_redis_records_have_no_key_ttl_and_expire_as_rejected(
-    make_records: Callable[..., BaseMemoryRecordRepository], clock: TestClock
+    make_records: Callable[..., BaseMemoryRecordRepository], clock: TestClock, server: ServerInfo
 ) -> None:
+    import redis
+
     records = make_records()
     rid = records.add("agent", "ana", FACT).record.id
-    client = records.client  # type: ignore[attr-defined]
+    assert server.url is not None
+    client = redis.Redis.from_url(server.url)  # a blocking client of its own, for either twin
     key = f"{records.key_prefix}r:{rid}"  # type: ignore[attr-defined]
     assert client.ttl(key) == -1  # stored without expiry: the rules decide, not Redis
     clock.advance(timedelta(days=8))
     assert records.expire_due() == 1
     assert client.exists(key) == 1
     assert records.get(rid).status is MemoryStatus.REJECTED  # type: ignore[union-attr]
+    client.close()
 
 
 @pytest.mark.backend("neo4j")

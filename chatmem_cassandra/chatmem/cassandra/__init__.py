@@ -7,6 +7,7 @@ from chatmem.core.backend import require
 
 require("cassandra", "cassandra")
 
+from ._async.records import AsyncCassandraMemoryRecordRepository  # noqa: E402
 from ._async.repository import AsyncCassandraChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_CONSISTENCY,
@@ -29,8 +30,8 @@ from ._config import (  # noqa: E402
     parse_url,
 )
 from ._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_schema_cql  # noqa: E402
-from ._records import CassandraMemoryRecordRepository  # noqa: E402
 from ._schema import schema_cql  # noqa: E402
+from ._sync.records import CassandraMemoryRecordRepository  # noqa: E402
 from ._sync.repository import CassandraChatMemoryRepository  # noqa: E402
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_SYSTEM_MESSAGES_COLUMN",
     "DEFAULT_TABLE_NAME",
     "AsyncCassandraChatMemoryRepository",
+    "AsyncCassandraMemoryRecordRepository",
     "CassandraChatMemoryRepository",
     "CassandraConfig",
     "CassandraMemoryRecordRepository",

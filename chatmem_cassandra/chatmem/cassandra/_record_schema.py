@@ -1,4 +1,5 @@
-"""The Cassandra shape of long-term memory records: four tables, each for its queries.
+"""The Cassandra shape of long-term memory records: four tables, each for its queries, and
+the state entries' table.
 
 - ``<t>``           PRIMARY KEY (id): the record, the source of truth. Reviews are
   lightweight transactions on it (``IF status = 'pending' AND expires_at > ?``): one winner.
@@ -8,6 +9,9 @@
   one status, oldest first (the review queue and the injected memories).
 - ``<t>_by_status`` PRIMARY KEY ((status), created_at, id): every user's records of one
   status (listing without a user, and the expiry sweep over ``pending``).
+- ``<t>_state``     PRIMARY KEY ((namespace), key): state entries, a namespace's keys in
+  byte (code-point) order; created with ``IF NOT EXISTS``, replaced and deleted with
+  ``IF version = ?`` (lightweight transactions: one winner).
 
 The two listing tables are moved in a logged batch when a record's status changes; a
 listing reads their keys, then the records themselves from ``<t>``, and keeps only records
@@ -47,7 +51,7 @@ def _literal(value: str) -> str:
 
 
 def memory_schema_cql(keyspace: str, table: str, replication: Replication) -> list[str]:
-    """The keyspace and the four tables, in the order to create them."""
+    """The keyspace and the five tables, in the order to create them."""
     ks = q(keyspace)
     options = ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in replication.options().items())
     index_columns = "created_at bigint, id text, user_id text, expires_at bigint"
@@ -78,6 +82,12 @@ def memory_schema_cql(keyspace: str, table: str, replication: Replication) -> li
             f"status text, {index_columns}, PRIMARY KEY ((status), created_at, id)",
             " WITH CLUSTERING ORDER BY (created_at ASC, id ASC)",
         ),
+        create(
+            f"{table}_state",
+            '"namespace" text, "key" text, "value" text, "version" bigint, "updated_at" bigint, '
+            'PRIMARY KEY (("namespace"), "key")',
+            ' WITH CLUSTERING ORDER BY ("key" ASC)',
+        ),
     ]
 
 
@@ -103,6 +113,13 @@ class MemoryCql:
     status_delete: str
     status_page: str
     status_first: str
+    state_read: str
+    state_create: str
+    state_replace: str
+    state_delete: str
+    state_delete_at: str
+    state_first: str
+    state_page: str
 
 
 def memory_cql(keyspace: str, table: str) -> MemoryCql:
@@ -112,6 +129,9 @@ def memory_cql(keyspace: str, table: str) -> MemoryCql:
     user = f"{q(keyspace)}.{q(table + '_by_user')}"
     status = f"{q(keyspace)}.{q(table + '_by_status')}"
     idx = "created_at, id, user_id, expires_at"
+    st = f"{q(keyspace)}.{q(table + '_state')}"
+    entry = '"namespace" = ? AND "key" = ?'
+    fields = '"key", "value", "version", "updated_at"'
     return MemoryCql(
         insert=f"INSERT INTO {t} ({COLUMNS}) VALUES ({', '.join('?' * 15)})",
         by_id=f"SELECT {COLUMNS} FROM {t} WHERE id = ?",
@@ -144,4 +164,16 @@ def memory_cql(keyspace: str, table: str) -> MemoryCql:
             f"SELECT {idx} FROM {status} WHERE status = ? AND (created_at, id) > (?, ?) LIMIT ?"
         ),
         status_first=f"SELECT {idx} FROM {status} WHERE status = ? LIMIT ?",
+        state_read=f"SELECT {fields} FROM {st} WHERE {entry}",
+        state_create=(
+            f'INSERT INTO {st} ("namespace", {fields}) VALUES (?, ?, ?, 1, ?) IF NOT EXISTS'
+        ),
+        state_replace=(
+            f'UPDATE {st} SET "value" = ?, "version" = ?, "updated_at" = ? '
+            f'WHERE {entry} IF "version" = ?'
+        ),
+        state_delete=f"DELETE FROM {st} WHERE {entry} IF EXISTS",
+        state_delete_at=f'DELETE FROM {st} WHERE {entry} IF "version" = ?',
+        state_first=f'SELECT {fields} FROM {st} WHERE "namespace" = ? LIMIT ?',
+        state_page=f'SELECT {fields} FROM {st} WHERE "namespace" = ? AND "key" > ? LIMIT ?',
     )

@@ -8,6 +8,7 @@ from chatmem.core.backend import require
 
 require("pymongo", "mongo")
 
+from ._async.records import AsyncMongoMemoryRecordRepository  # noqa: E402
 from ._async.repository import AsyncMongoChatMemoryRepository  # noqa: E402
 from ._async.schema_ops import async_ensure_indexes  # noqa: E402
 from ._codec import escape_key, from_document, to_document, unescape_key  # noqa: E402
@@ -17,8 +18,9 @@ from ._config import (  # noqa: E402
     DEFAULT_TTL,
     MongoConfig,
 )
-from ._records import DEFAULT_MEMORY_COLLECTION_NAME, MongoMemoryRecordRepository  # noqa: E402
+from ._record_schema import DEFAULT_MEMORY_COLLECTION_NAME  # noqa: E402
 from ._schema import LAYOUT_VERSION, POSITION_INDEX, TTL_INDEX  # noqa: E402
+from ._sync.records import MongoMemoryRecordRepository  # noqa: E402
 from ._sync.repository import MongoChatMemoryRepository  # noqa: E402
 from ._sync.schema_ops import ensure_indexes  # noqa: E402
 
@@ -31,6 +33,7 @@ __all__ = [
     "POSITION_INDEX",
     "TTL_INDEX",
     "AsyncMongoChatMemoryRepository",
+    "AsyncMongoMemoryRecordRepository",
     "MongoChatMemoryRepository",
     "MongoConfig",
     "MongoMemoryRecordRepository",

@@ -4,6 +4,7 @@ from chatmem.core.backend import require
 
 require("neo4j", "neo4j")
 
+from ._async.records import AsyncNeo4jMemoryRecordRepository  # noqa: E402
 from ._async.repository import AsyncNeo4jChatMemoryRepository  # noqa: E402
 from ._config import (  # noqa: E402
     DEFAULT_DATABASE,
@@ -18,7 +19,7 @@ from ._config import (  # noqa: E402
     Neo4jUrl,
     parse_url,
 )
-from ._records import (  # noqa: E402
+from ._sync.records import (  # noqa: E402
     DEFAULT_MEMORY_LABEL,
     DEFAULT_USER_LABEL,
     Neo4jMemoryRecordRepository,
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_TOOL_RESPONSE_LABEL",
     "DEFAULT_USER_LABEL",
     "AsyncNeo4jChatMemoryRepository",
+    "AsyncNeo4jMemoryRecordRepository",
     "Neo4jChatMemoryRepository",
     "Neo4jConfig",
     "Neo4jMemoryRecordRepository",

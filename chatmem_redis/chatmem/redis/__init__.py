@@ -1,6 +1,11 @@
 """chatmem.redis: chat memory in Redis (RedisJSON documents, RediSearch queries)."""
 
 from ._async.advanced import AsyncAdvancedRedisChatMemoryRepository
+from ._async.records import (
+    DEFAULT_MEMORY_INDEX_NAME,
+    DEFAULT_MEMORY_KEY_PREFIX,
+    AsyncRedisMemoryRecordRepository,
+)
 from ._async.repository import AsyncRedisChatMemoryRepository
 from ._config import (
     DEFAULT_ASYNC_MAX_CONNECTIONS,
@@ -13,12 +18,8 @@ from ._config import (
 )
 from ._native.query import escape_tag, format_number, tag_query, text_query, text_terms
 from ._native.search import MessageWithConversation
-from ._records import (
-    DEFAULT_MEMORY_INDEX_NAME,
-    DEFAULT_MEMORY_KEY_PREFIX,
-    RedisMemoryRecordRepository,
-)
 from ._sync.advanced import AdvancedRedisChatMemoryRepository
+from ._sync.records import RedisMemoryRecordRepository
 from ._sync.repository import RedisChatMemoryRepository
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "AdvancedRedisChatMemoryRepository",
     "AsyncAdvancedRedisChatMemoryRepository",
     "AsyncRedisChatMemoryRepository",
+    "AsyncRedisMemoryRecordRepository",
     "MessageWithConversation",
     "MetadataField",
     "MetadataFieldType",

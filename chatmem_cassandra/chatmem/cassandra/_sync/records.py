@@ -1,14 +1,21 @@
-"""``CassandraMemoryRecordRepository``: long-term memory records in Cassandra (I/O only).
+# Generated from chatmem_cassandra/chatmem/cassandra/_async/records.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
+"""``CassandraMemoryRecordRepository``: long-term memory records and state entries in
+Cassandra (I/O only; the sync twin ``CassandraMemoryRecordRepository`` is generated from this,
+on the blocking driver calls of ``_native._blocking``).
 
-Tables and statements in ``_memory_schema``. Dedup is a lightweight transaction on the
+Tables and statements in ``_record_schema``; the statement runner and the state entries in
+``record_state``. Dedup is a lightweight transaction on the
 dedup table (one claimant per normalised content); a review or an expiry is a lightweight
 transaction on the record (one winner); the listing tables follow in a logged batch.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,7 +34,6 @@ from chatmem.core.longterm import (
     EXPIRED_REASON,
     RECORD_FIELDS,
     AddResult,
-    BaseMemoryRecordRepository,
     Clock,
     MemoryRecord,
     MemoryStatus,
@@ -39,12 +45,13 @@ from chatmem.core.longterm import (
     utc_now,
 )
 
-from ._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication
-from ._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
-from ._errors import translate_errors
-from ._native.policies import LWT_RETRY_POLICY, is_conditional
-from ._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
-from ._sync.schema_ops import run_ddl
+from .._config import DEFAULT_KEYSPACE, DEFAULT_REPLICATION, Replication
+from .._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster_for_url
+from .._errors import translate_errors
+from .._native._blocking import connect, execute, shutdown
+from .._record_schema import DEFAULT_MEMORY_TABLE_NAME, memory_cql, memory_schema_cql
+from .record_state import CassandraRecordStatements, values_of
+from .schema_ops import run_ddl
 
 ADD_ATTEMPTS = 5
 CLAIM_WAIT = 5.0
@@ -60,13 +67,6 @@ _PARTITIONS: dict[MemoryStatus | None, tuple[MemoryStatus, ...]] = {
 }
 
 
-def _values(row: Any) -> Sequence[Any]:
-    """Row values in column order, whatever row factory the caller's session uses."""
-    if isinstance(row, tuple):
-        return row
-    return list(row.values()) if isinstance(row, Mapping) else row
-
-
 def to_values(record: MemoryRecord, key: str) -> list[Any]:
     """A record as the insert's bound values (``COLUMNS`` order: the shared fields' order)."""
     return list(record_to_fields(record, key).values())
@@ -74,16 +74,19 @@ def to_values(record: MemoryRecord, key: str) -> list[Any]:
 
 def from_values(row: Any) -> MemoryRecord:
     """A record from a row of ``COLUMNS``."""
-    return record_from_fields(dict(zip(RECORD_FIELDS, _values(row), strict=True)))
+    return record_from_fields(dict(zip(RECORD_FIELDS, values_of(row), strict=True)))
 
 
-class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
+class CassandraMemoryRecordRepository(OwnedClientMixin, CassandraRecordStatements):
     """Memory records in Cassandra tables ``<table_name>`` (default ``ai_memory_record``),
-    ``_dedup``, ``_by_user`` and ``_by_status`` in ``keyspace`` (default ``chatmem``).
+    ``_dedup``, ``_by_user`` and ``_by_status``, and state entries in ``_state``, in
+    ``keyspace`` (default ``chatmem``).
 
     Pass a ``cassandra.cluster.Session`` (never closed by us) or use ``from_url``.
     ``initialize_schema="always"`` (the default) creates the keyspace (with ``replication``)
-    and the tables when missing; ``"never"`` leaves that to ``schema_cql()``."""
+    and the tables when missing (the blocking twin in its constructor, the non-blocking one
+    on its first call; ``from_url`` before it returns); ``"never"`` leaves that to
+    ``schema_cql()``."""
 
     def __init__(
         self,
@@ -109,8 +112,9 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
         self._session = session
         self._cql = memory_cql(self.keyspace, self.table_name)
         self._prepared: dict[str, Any] = {}
-        if self.initialize_schema == "always":
-            self.create_schema()
+        self._schema_pending = self.initialize_schema == "always"
+        self._schema_lock = threading.Lock()
+        self._ready()
 
     @classmethod
     def from_url(
@@ -128,12 +132,14 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
             url, options, request_timeout=request_timeout, connect_timeout=connect_timeout
         )
 
-        def connect() -> CassandraMemoryRecordRepository:
+        def build() -> CassandraMemoryRecordRepository:
             with translate_errors("connect"):
-                session = cluster.connect()
-            return cls(session, **options)
+                session = connect(cluster)
+            repo = cls(session, **options)
+            repo._ready()
+            return repo
 
-        return owning(cluster, cluster.shutdown, connect)
+        return owning(cluster, functools.partial(shutdown, cluster), build)
 
     def schema_cql(self) -> list[str]:
         """The DDL ``create_schema`` runs, for teams that apply schema changes themselves."""
@@ -149,40 +155,22 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
             for cql in tables:
                 what = f"a memory record table in {self.keyspace}"
                 run_ddl(self._session, cql, what, f"keyspace {self.keyspace}")
+        self._schema_pending = False
+
+    def _ready(self) -> None:
+        if self._schema_pending:
+            with self._schema_lock:
+                if self._schema_pending:
+                    self.create_schema()
 
     def drop_schema(self) -> None:
-        """Drop the four tables (the keyspace stays)."""
+        """Drop the five tables (the keyspace stays)."""
         with translate_errors("dropping the memory record tables"):
-            for suffix in ("", "_dedup", "_by_user", "_by_status"):
+            for suffix in ("", "_dedup", "_by_user", "_by_status", "_state"):
                 name = f'"{self.keyspace}"."{self.table_name}{suffix}"'
-                self._session.execute(f"DROP TABLE IF EXISTS {name}", timeout=60)
+                execute(self._session, f"DROP TABLE IF EXISTS {name}", timeout=60)
 
-    # -- statements ----------------------------------------------------------------------
-    def _ps(self, name: str) -> Any:
-        prepared = self._prepared.get(name)
-        if prepared is None:
-            cql = getattr(self._cql, name)
-            with translate_errors(f"preparing {name}"):
-                prepared = self._session.prepare(cql)
-            if is_conditional(cql):  # never resent after a lost coordinator (see _policies)
-                prepared.retry_policy = LWT_RETRY_POLICY
-            self._prepared[name] = prepared
-        return prepared
-
-    def _run(self, name: str, params: Sequence[Any], what: str) -> Any:
-        with translate_errors(what):
-            return self._session.execute(self._ps(name).bind(params))
-
-    def _batch(self, parts: Sequence[tuple[str, Sequence[Any]]], what: str) -> None:
-        """A logged batch: every part is applied eventually, even if this process dies."""
-        from cassandra.query import BatchStatement, BatchType
-
-        batch = BatchStatement(batch_type=BatchType.LOGGED)
-        for name, params in parts:
-            batch.add(self._ps(name), params)
-        with translate_errors(what):
-            self._session.execute(batch)
-
+    # -- listing rows --------------------------------------------------------------------
     def _index_rows(
         self, record: MemoryRecord, status: MemoryStatus
     ) -> list[tuple[str, list[Any]]]:
@@ -211,7 +199,7 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
             if claim.was_applied:
                 self._write(record, key)
                 return AddResult(record, True)
-            holder = _values(claim.one())[-1]
+            holder = values_of(claim.one())[-1]
             deadline = time.monotonic() + CLAIM_WAIT
             while holder is not None:
                 stored = self._get(holder)
@@ -225,8 +213,8 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
                         return AddResult(record, True)
                     break
                 time.sleep(0.05)
-                row = self._run("claimed", [key], "storing a memory").one()
-                holder = None if row is None else _values(row)[0]
+                row = (self._run("claimed", [key], "storing a memory")).one()
+                holder = None if row is None else values_of(row)[0]
         raise ConcurrencyError("storing a memory kept conflicting with concurrent writers")
 
     def _find(
@@ -279,7 +267,7 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
             result = self._run(f"{name}_first", [*params, n], "listing memories")
         else:
             result = self._run(f"{name}_page", [*params, *cursor, n], "listing memories")
-        return [_values(r) for r in result]
+        return [values_of(r) for r in result.current_rows]
 
     def _many(self, ids: list[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -288,11 +276,11 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
         out: dict[str, MemoryRecord] = {}
         for i in range(0, len(unique), 100):  # bounded IN lists keep coordinators light
             rows = self._run("by_ids", [unique[i : i + 100]], "listing memories")
-            out.update((r.id, r) for r in (from_values(row) for row in rows))
+            out.update((r.id, r) for r in (from_values(row) for row in rows.current_rows))
         return out
 
     def _get(self, record_id: str) -> MemoryRecord | None:
-        row = self._run("by_id", [record_id], "reading a memory").one()
+        row = (self._run("by_id", [record_id], "reading a memory")).one()
         return None if row is None else from_values(row)
 
     def _review(
@@ -305,7 +293,7 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
     ) -> MemoryRecord | None:
         at = to_micros(now)
         params = [decision.value, at, reviewer, reason, record_id, at]
-        if not self._run("review", params, "reviewing a memory").was_applied:
+        if not (self._run("review", params, "reviewing a memory")).was_applied:
             return None
         record = self._get(record_id)
         if record is not None:
@@ -315,7 +303,10 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordReposito
 
     def _delete(self, record_id: str) -> bool:
         record = self._get(record_id)
-        if record is None or not self._run("delete", [record_id], "deleting a memory").was_applied:
+        if (
+            record is None
+            or not (self._run("delete", [record_id], "deleting a memory")).was_applied
+        ):
             return False
         self._batch(self._unindex_rows(record, record.status), "deleting a memory")
         key = dedup_key(record.agent_id, record.user_id, record.content)

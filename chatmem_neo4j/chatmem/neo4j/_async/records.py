@@ -1,17 +1,21 @@
-"""``Neo4jMemoryRecordRepository``: long-term memory records as a graph.
+"""``AsyncNeo4jMemoryRecordRepository``: long-term memory records as a graph, with the state
+entries beside them (the sync twin ``Neo4jMemoryRecordRepository`` is generated from this;
+the statements are in ``_record_schema``).
 
     (:User {user_id})-[:REMEMBERS]->(:Memory {id, agent_id, user_id, type, content,
         dedup_key, confidence, status, created_at, expires_at, reviewed_at, reviewer, reason,
         conversation_id, message_position})-[:EXTRACTED_FROM]->(:Message)
+    (:MemoryState {namespace, key, value, version, updated_at})
 
 The ``EXTRACTED_FROM`` link is made when the chat message node the memory came from exists
 (same ``conversation_id`` and ``position``, under ``message_label``). Timestamps are integer
 UTC microseconds. Uniqueness constraints on ``Memory.dedup_key`` (so concurrent adds of one
 memory store it once: the loser's CREATE fails and it reads the winner's node),
-``Memory.id`` and ``User.user_id`` (a race-free MERGE); range indexes for listing and the
-expiry sweep. A review first writes to the node (``SET m.lock = true REMOVE m.lock``) so it
-holds the node's write lock before it checks "still pending": one winner. Labels are
-validated (``[A-Za-z_][A-Za-z0-9_]*``) and back-quoted; every value is a parameter.
+``Memory.id``, ``User.user_id`` (a race-free MERGE) and ``MemoryState (namespace, key)``;
+range indexes for listing and the expiry sweep. A review or a state write at a version first
+writes to the node (``SET m.lock = true REMOVE m.lock``) so it holds the node's write lock
+before it checks its condition: one winner. Labels are validated (``[A-Za-z_][A-Za-z0-9_]*``)
+and back-quoted; every value is a parameter.
 """
 
 from __future__ import annotations
@@ -21,25 +25,39 @@ from typing import Any
 
 import neo4j
 from chatmem.core import ConcurrencyError, InvalidArgumentError, InvalidIdentifierError, SchemaMode
-from chatmem.core.backend import DEFAULT_SCHEMA_MODE, cypher_label, retry, schema_mode, to_micros
+from chatmem.core.backend import (
+    DEFAULT_SCHEMA_MODE,
+    async_retry,
+    cypher_label,
+    schema_mode,
+    to_micros,
+)
 from chatmem.core.longterm import (
     DEFAULT_PENDING_TTL,
     EXPIRED_REASON,
     AddResult,
-    BaseMemoryRecordRepository,
+    AsyncBaseMemoryRecordRepository,
     Clock,
     MemoryRecord,
     MemoryStatus,
     MemoryType,
-    record_from_fields,
-    record_to_fields,
+    StateEntry,
     utc_now,
 )
 from neo4j import exceptions as neo4j_errors
 
-from ._config import DEFAULT_MESSAGE_LABEL, parse_url
-from ._errors import hidden_by_rollback, server_errors, translate_errors
+from .._config import DEFAULT_MESSAGE_LABEL, parse_url
+from .._errors import hidden_by_rollback, server_errors, translate_errors
+from .._record_schema import (
+    from_properties,
+    queries,
+    quoted,
+    schema_statements,
+    state_from_properties,
+    to_properties,
+)
 
+ASYNC = True
 DEFAULT_USER_LABEL = "User"
 DEFAULT_MEMORY_LABEL = "Memory"
 ADD_ATTEMPTS = 5
@@ -51,28 +69,16 @@ _ALREADY_EXISTS = {
 }
 
 
-def to_properties(record: MemoryRecord, key: str) -> dict[str, Any]:
-    """A record as node properties (None values are simply absent in Neo4j)."""
-    return record_to_fields(record, key)
-
-
-def from_properties(p: dict[str, Any]) -> MemoryRecord:
-    """A record from a node's properties."""
-    return record_from_fields(p)
-
-
-def _q(label: str) -> str:
-    return f"`{label}`"
-
-
-class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
-    """Memory records in Neo4j 5. Pass a ``neo4j.Driver`` (never closed by us) or use
-    ``from_url``. ``initialize_schema="always"`` (the default) creates the constraints and
-    indexes if missing; ``schema_statements()`` lists them for your own migrations."""
+class AsyncNeo4jMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
+    """Memory records in Neo4j 5. Pass a driver of this twin's kind (never closed by us) or
+    use ``from_url``. ``initialize_schema="always"`` (the default) creates the constraints
+    and indexes if missing (the blocking twin in its constructor, the non-blocking one on
+    its first call; ``from_url`` before it returns); ``schema_statements()`` lists them for
+    your own migrations."""
 
     def __init__(
         self,
-        driver: neo4j.Driver,
+        driver: neo4j.AsyncDriver,
         *,
         database: str | None = None,
         user_label: str = DEFAULT_USER_LABEL,
@@ -86,7 +92,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         self.user_label = cypher_label(user_label, "user_label")
         self.memory_label = cypher_label(memory_label, "memory_label")
         self.message_label = cypher_label(message_label, "message_label")
-        if len({self.user_label, self.memory_label, self.message_label}) != 3:
+        labels = {self.user_label, self.memory_label, self.message_label}
+        if len(labels) != 3 or f"{self.memory_label}State" in labels:
             raise InvalidIdentifierError("memory_label", "user, memory and message labels differ")
         if database is not None and (not isinstance(database, str) or not database):
             raise InvalidArgumentError("database", "must be a non-empty str or None")
@@ -94,88 +101,92 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         self.initialize_schema = schema_mode(initialize_schema)
         self._driver = driver
         self._owns_driver = False
-        self._q = _queries(self.user_label, self.memory_label, self.message_label)
-        if self.initialize_schema == "always":
-            self.create_schema()
+        self._q = queries(self.user_label, self.memory_label, self.message_label)
+        self._schema_pending = self.initialize_schema == "always"
+        if ASYNC:
+            pass  # a constructor cannot await: the first call creates the schema
+        else:
+            self._ready()
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> Neo4jMemoryRecordRepository:
+    async def from_url(cls, url: str, **options: Any) -> AsyncNeo4jMemoryRecordRepository:
         """Connect with ``neo4j://`` or ``bolt://`` URLs; credentials in the URL become basic
         auth. ``close()`` closes this driver."""
         target = parse_url(url)
         auth = None if target.user is None else neo4j.basic_auth(target.user, target.password or "")
-        driver = neo4j.GraphDatabase.driver(target.uri, auth=auth)
+        driver = neo4j.AsyncGraphDatabase.driver(target.uri, auth=auth)
         try:
             repo = cls(driver, **options)
+            await repo._ready()
         except BaseException:
-            driver.close()
+            await driver.close()
             raise
         repo._owns_driver = True
         return repo
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Close the driver if ``from_url`` created it."""
         if self._owns_driver:
-            self._driver.close()
+            await self._driver.close()
 
     def schema_statements(self) -> list[str]:
         """The constraints and indexes ``create_schema`` creates."""
-        u, m, name = _q(self.user_label), _q(self.memory_label), f"chatmem_{self.memory_label}"
-        return [
-            f"CREATE CONSTRAINT `{name}_dedup_key` IF NOT EXISTS "
-            f"FOR (m:{m}) REQUIRE m.dedup_key IS UNIQUE",
-            f"CREATE CONSTRAINT `{name}_id` IF NOT EXISTS FOR (m:{m}) REQUIRE m.id IS UNIQUE",
-            f"CREATE CONSTRAINT `chatmem_{self.user_label}_user_id` IF NOT EXISTS "
-            f"FOR (u:{u}) REQUIRE u.user_id IS UNIQUE",
-            f"CREATE INDEX `{name}_user_created` IF NOT EXISTS "
-            f"FOR (m:{m}) ON (m.user_id, m.created_at)",
-            f"CREATE INDEX `{name}_status_expires` IF NOT EXISTS "
-            f"FOR (m:{m}) ON (m.status, m.expires_at)",
-        ]
+        return schema_statements(self.user_label, self.memory_label)
 
-    def create_schema(self) -> None:
+    async def create_schema(self) -> None:
         """Create the constraints and indexes if missing (race-safe) and wait until online."""
         with translate_errors("creating the memory record schema"):
             for statement in self.schema_statements():
                 try:
-                    self._write(statement, {})
+                    await self._write(statement, {})
                 except neo4j_errors.Neo4jError as exc:
                     if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                         raise
-            self._write("CALL db.awaitIndexes(300)", {})
+            await self._write("CALL db.awaitIndexes(300)", {})
+        self._schema_pending = False
 
-    def drop_schema(self) -> None:
-        """Delete every memory and user node of these labels and their constraints/indexes."""
-        m, u = _q(self.memory_label), _q(self.user_label)
+    async def _ready(self) -> None:
+        """Create the schema on first use when the constructor could not (creating it twice
+        is harmless: every statement is IF NOT EXISTS)."""
+        if self._schema_pending:
+            await self.create_schema()
+
+    async def drop_schema(self) -> None:
+        """Delete every memory, user and state node of these labels and their constraints
+        and indexes."""
+        labels = (self.memory_label, self.user_label, f"{self.memory_label}State")
         with translate_errors("dropping the memory records"):
-            self._write(f"MATCH (n:{m}) DETACH DELETE n", {})
-            self._write(f"MATCH (n:{u}) DETACH DELETE n", {})
+            for label in labels:
+                await self._write(f"MATCH (n:{quoted(label)}) DETACH DELETE n", {})
             for statement in self.schema_statements():
                 name = statement.split("`")[1]
                 kind = "CONSTRAINT" if statement.startswith("CREATE CONSTRAINT") else "INDEX"
-                self._write(f"DROP {kind} `{name}` IF EXISTS", {})
+                await self._write(f"DROP {kind} `{name}` IF EXISTS", {})
 
-    def _write(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    async def _write(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """One managed write transaction (the driver re-runs it on a deadlock)."""
-        return self._transaction(query, params, write=True)
+        return await self._transaction(query, params, write=True)
 
-    def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return self._transaction(query, params, write=False)
+    async def _read(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return await self._transaction(query, params, write=False)
 
-    def _transaction(self, query: str, params: dict[str, Any], write: bool) -> list[dict[str, Any]]:
+    async def _transaction(
+        self, query: str, params: dict[str, Any], write: bool
+    ) -> list[dict[str, Any]]:
         """The driver retries a transient failure itself, unless its rollback hid the error
         behind ``ResultFailedError``: ``server_errors`` unwraps it and ``retry`` re-runs it."""
 
-        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-            return [r.data() for r in tx.run(query, params)]
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[dict[str, Any]]:
+            return [r.data() async for r in await tx.run(query, params)]
 
-        def run() -> list[dict[str, Any]]:
-            with self._driver.session(database=self.database) as session, server_errors():
+        async def run() -> list[dict[str, Any]]:
+            async with self._driver.session(database=self.database) as session:
                 execute = session.execute_write if write else session.execute_read
-                result: list[dict[str, Any]] = execute(work)
+                with server_errors():
+                    result: list[dict[str, Any]] = await execute(work)
                 return result
 
-        return retry(
+        return await async_retry(
             run,
             attempts=TRANSACTION_ATTEMPTS,
             what="a Neo4j memory statement",
@@ -185,7 +196,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         )
 
     # -- hooks ---------------------------------------------------------------------------
-    def _add(self, record: MemoryRecord, key: str) -> AddResult:
+    async def _add(self, record: MemoryRecord, key: str) -> AddResult:
+        await self._ready()
         params = {
             "user": record.user_id,
             "props": {k: v for k, v in to_properties(record, key).items() if v is not None},
@@ -195,15 +207,15 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         for _ in range(ADD_ATTEMPTS):
             with translate_errors("storing a memory"):
                 try:
-                    self._write(self._q["add"], params)
+                    await self._write(self._q["add"], params)
                     return AddResult(record, True)
                 except neo4j_errors.ConstraintError:
-                    rows = self._read(self._q["by_key"], {"key": key})
+                    rows = await self._read(self._q["by_key"], {"key": key})
             if rows:
                 return AddResult(from_properties(rows[0]["m"]), False)
         raise ConcurrencyError("storing a memory kept conflicting with concurrent deletes")
 
-    def _find(
+    async def _find(
         self,
         agent_id: str | None,
         user_id: str | None,
@@ -213,7 +225,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         after: tuple[datetime, str] | None,
         now: datetime,
     ) -> list[MemoryRecord]:
-        m, u = _q(self.memory_label), _q(self.user_label)
+        await self._ready()
+        m, u = quoted(self.memory_label), quoted(self.user_label)
         match = (
             f"MATCH (m:{m})"
             if user_id is None
@@ -248,14 +261,14 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             "limit": limit,
         }
         with translate_errors("listing memories"):
-            return [from_properties(r["m"]) for r in self._read(query, params)]
+            return [from_properties(r["m"]) for r in await self._read(query, params)]
 
-    def _get(self, record_id: str) -> MemoryRecord | None:
+    async def _get(self, record_id: str) -> MemoryRecord | None:
         with translate_errors("reading a memory"):
-            rows = self._read(self._q["by_id"], {"id": record_id})
+            rows = await self._read(self._q["by_id"], {"id": record_id})
         return from_properties(rows[0]["m"]) if rows else None
 
-    def _review(
+    async def _review(
         self,
         record_id: str,
         decision: MemoryStatus,
@@ -271,45 +284,55 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             "reason": reason,
         }
         with translate_errors("reviewing a memory"):
-            rows = self._write(self._q["review"], params)
+            rows = await self._write(self._q["review"], params)
         return from_properties(rows[0]["m"]) if rows else None
 
-    def _delete(self, record_id: str) -> bool:
+    async def _delete(self, record_id: str) -> bool:
         with translate_errors("deleting a memory"):
-            return bool(self._write(self._q["delete"], {"id": record_id}))
+            return bool(await self._write(self._q["delete"], {"id": record_id}))
 
-    def _expire_due(self, now: datetime) -> int:
+    async def _expire_due(self, now: datetime) -> int:
+        await self._ready()
+        params = {"now": to_micros(now), "reason": EXPIRED_REASON}
         with translate_errors("expiring memories"):
-            rows = self._write(self._q["expire"], {"now": to_micros(now), "reason": EXPIRED_REASON})
+            rows = await self._write(self._q["expire"], params)
         return int(rows[0]["n"]) if rows else 0
 
+    async def _read_state(self, namespace: str, key: str) -> StateEntry | None:
+        await self._ready()
+        with translate_errors("reading state"):
+            rows = await self._read(self._q["state_read"], {"ns": namespace, "key": key})
+        return state_from_properties(rows[0]["s"]) if rows else None
 
-def _queries(user: str, memory: str, message: str) -> dict[str, str]:
-    """The fixed statements for validated labels."""
-    u, m, msg = _q(user), _q(memory), _q(message)
-    lock = "SET m.lock = true REMOVE m.lock\nWITH m"  # hold m's write lock from here on
-    return {
-        "add": (
-            f"MERGE (u:{u} {{user_id: $user}})\n"
-            f"CREATE (u)-[:REMEMBERS]->(m:{m})\nSET m = $props\nWITH m\n"
-            f"OPTIONAL MATCH (x:{msg}) WHERE $cid IS NOT NULL AND x.conversation_id = $cid "
-            "AND x.position = $pos\n"
-            "FOREACH (s IN CASE WHEN x IS NULL THEN [] ELSE [x] END |\n"
-            "  MERGE (m)-[:EXTRACTED_FROM]->(s))"
-        ),
-        "by_key": f"MATCH (m:{m} {{dedup_key: $key}}) RETURN m {{.*}} AS m",
-        "by_id": f"MATCH (m:{m} {{id: $id}}) RETURN m {{.*}} AS m",
-        "review": (
-            f"MATCH (m:{m} {{id: $id}})\n{lock}\n"
-            "WHERE m.status = 'pending' AND m.expires_at > $now\n"
-            "SET m.status = $decision, m.reviewed_at = $now, m.reviewer = $reviewer, "
-            "m.reason = $reason\nRETURN m {.*} AS m"
-        ),
-        "delete": f"MATCH (m:{m} {{id: $id}})\nDETACH DELETE m\nRETURN 1 AS done",
-        "expire": (
-            f"MATCH (m:{m}) WHERE m.status = 'pending' AND m.expires_at <= $now\n{lock}\n"
-            "WHERE m.status = 'pending' AND m.expires_at <= $now\n"
-            "SET m.status = 'rejected', m.reviewed_at = m.expires_at, m.reviewer = null, "
-            "m.reason = $reason\nRETURN count(m) AS n"
-        ),
-    }
+    async def _write_state(
+        self, namespace: str, key: str, value: str, expected: int | None, now: datetime
+    ) -> StateEntry | None:
+        await self._ready()
+        params = {"ns": namespace, "key": key, "value": value, "now": to_micros(now)}
+        with translate_errors("writing state"):
+            if expected is None:
+                try:
+                    rows = await self._write(self._q["state_create"], params)
+                except neo4j_errors.ConstraintError:
+                    return None  # present already
+            else:
+                rows = await self._write(self._q["state_replace"], {**params, "expected": expected})
+        if not rows:
+            return None
+        version = int(rows[0]["v"])
+        return StateEntry(
+            namespace=namespace, key=key, value=value, version=version, updated_at=now
+        )
+
+    async def _delete_state(self, namespace: str, key: str, expected: int | None) -> bool:
+        await self._ready()
+        params = {"ns": namespace, "key": key, "expected": expected}
+        with translate_errors("deleting state"):
+            return bool(await self._write(self._q["state_delete"], params))
+
+    async def _list_state(self, namespace: str, after: str | None, limit: int) -> list[StateEntry]:
+        await self._ready()
+        params = {"ns": namespace, "after": after, "limit": limit}
+        with translate_errors("listing state"):
+            rows = await self._read(self._q["state_list"], params)
+        return [state_from_properties(r["s"]) for r in rows]

@@ -1,20 +1,27 @@
-"""``RedisMemoryRecordRepository``: long-term memory records as RedisJSON documents indexed
-by RediSearch.
+# Generated from chatmem_redis/chatmem/redis/_async/records.py
+# by scripts/unasync.py: do not edit; edit the async source and run the script.
+"""``RedisMemoryRecordRepository``: long-term memory records as RedisJSON documents
+indexed by RediSearch, and the state entries beside them (the sync twin
+``RedisMemoryRecordRepository`` is generated from this).
 
 Keys under ``key_prefix`` (default ``memory-record:``)::
 
-    <prefix>r:<id>          JSON  one record, indexed by RediSearch
-    <prefix>k:<dedup key>   STR   the id of the record holding that normalised content
+    <prefix>r:<id>              JSON  one record, indexed by RediSearch
+    <prefix>k:<dedup key>       STR   the id of the record holding that normalised content
+    <prefix>s:<namespace>|<key> HASH  one state entry (value, version, updated_at)
+    <prefix>n:<namespace>       ZSET  the namespace's state keys, for listing in key order
 
 A record document holds the record's fields with timestamps as UTC microseconds, plus
 ``agent_key``/``user_key`` (the lowercase hex of the id's UTF-8) as exact TAG values, so
 ids of any case, punctuation or whitespace match exactly. Listing by user, type and status
-is one ``FT.SEARCH``. Dedup and reviews are Lua scripts (atomic: one winner). Expiry never
-uses key TTLs: reads treat a pending record past its deadline as rejected, and
+is one ``FT.SEARCH``. Dedup, reviews and state writes are Lua scripts (atomic: one winner).
+Expiry never uses key TTLs: reads treat a pending record past its deadline as rejected, and
 ``expire_due`` persists that with a conditional script per record.
 """
 
 from __future__ import annotations
+
+import threading
 
 from chatmem.core.backend import require
 
@@ -24,6 +31,7 @@ import json  # noqa: E402
 from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
+# both twins' clients have one API; scripts/unasync.py swaps the module (its NAMES table)
 import redis  # noqa: E402
 from chatmem.core import ConcurrencyError, InvalidArgumentError, SchemaMode  # noqa: E402
 from chatmem.core.backend import (  # noqa: E402
@@ -44,15 +52,33 @@ from chatmem.core.longterm import (  # noqa: E402
     MemoryRecord,
     MemoryStatus,
     MemoryType,
+    StateEntry,
     dedup_key,
-    record_from_fields,
-    record_to_fields,
     utc_now,
 )
+from redis.exceptions import ResponseError  # noqa: E402
 
-from ._errors import translate_errors  # noqa: E402
-from ._native.query import format_number, tag_query  # noqa: E402
-from ._record_schema import ADD, DELETE, EXPIRE, REVIEW, SEARCH  # noqa: E402
+from .._errors import translate_errors  # noqa: E402
+from .._native.query import format_number, tag_query  # noqa: E402
+from .._record_schema import (  # noqa: E402
+    ADD,
+    DELETE,
+    DELETE_STATE,
+    EXPIRE,
+    LIST_STATE,
+    REVIEW,
+    SEARCH,
+    WRITE_STATE,
+    as_text,
+    from_document,
+    from_json_path,
+    glob_escape,
+    hex_id,
+    index_create_args,
+    state_entry,
+    status_query,
+    to_document,
+)
 
 DEFAULT_MEMORY_INDEX_NAME = "memory-record-idx"
 DEFAULT_MEMORY_KEY_PREFIX = "memory-record:"
@@ -61,77 +87,13 @@ TIE_LIMIT = 10_000
 """Records sharing one creation microsecond read at once when a page ends on them."""
 
 
-def _hex(value: str) -> str:
-    return value.encode("utf-8").hex()
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def _glob_escape(value: str) -> str:
-    """``value`` matched literally in a SCAN pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in value)
-
-
-def to_document(record: MemoryRecord, key: str) -> dict[str, Any]:
-    """A record as its JSON document: the shared fields plus ``agent_key``/``user_key`` (the
-    ids hex-encoded, exact TAG values) right after the ids they encode."""
-    doc: dict[str, Any] = {}
-    for name, value in record_to_fields(record, key).items():
-        doc[name] = value
-        if name in ("agent_id", "user_id"):
-            doc[name[:-3] + "_key"] = _hex(value)
-    return doc
-
-
-def from_document(doc: dict[str, Any]) -> MemoryRecord:
-    """A record from its JSON document."""
-    return record_from_fields(doc)
-
-
-def _from_json_path(raw: Any) -> MemoryRecord | None:
-    """A record from ``JSON.GET key $`` (a one-element array), or None."""
-    if raw is None:
-        return None
-    docs = json.loads(_text(raw))
-    return from_document(docs[0]) if docs else None
-
-
-def status_query(status: MemoryStatus | None, now: datetime) -> str | None:
-    """The clause selecting records whose *effective* status at ``now`` is ``status``."""
-    at = format_number(to_micros(now))
-    pending = tag_query("status", MemoryStatus.PENDING.value)
-    if status is MemoryStatus.PENDING:
-        return f"{pending} @expires_at:[({at} +inf]"
-    if status is MemoryStatus.REJECTED:
-        rejected = tag_query("status", MemoryStatus.REJECTED.value)
-        return f"({rejected} | ({pending} @expires_at:[-inf {at}]))"
-    if status is MemoryStatus.APPROVED:
-        return tag_query("status", MemoryStatus.APPROVED.value)
-    return None
-
-
-def index_create_args(index: str, prefix: str) -> list[str]:
-    """``FT.CREATE`` arguments: exact TAGs for ids, type and status; numbers for the rest."""
-    return [
-        index, "ON", "JSON", "PREFIX", "1", prefix + "r:", "SCHEMA",
-        "$.agent_key", "AS", "agent_key", "TAG", "CASESENSITIVE",
-        "$.user_key", "AS", "user_key", "TAG", "CASESENSITIVE",
-        "$.type", "AS", "type", "TAG", "CASESENSITIVE",
-        "$.status", "AS", "status", "TAG", "CASESENSITIVE",
-        "$.confidence", "AS", "confidence", "NUMERIC",
-        "$.created_at", "AS", "created_at", "NUMERIC", "SORTABLE",
-        "$.expires_at", "AS", "expires_at", "NUMERIC",
-        "$.reviewed_at", "AS", "reviewed_at", "NUMERIC",
-    ]  # fmt: skip
-
-
 class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     """Memory records in Redis (RedisJSON + RediSearch, e.g. Redis 8 or Redis Stack).
 
-    Pass a ``redis.Redis`` client (never closed here) or use ``from_url``. With
-    ``initialize_schema="always"`` (the default) the search index is created if missing."""
+    Pass a client of this twin's kind (never closed here) or use ``from_url``. With
+    ``initialize_schema="always"`` (the default) the search index is created if missing: by
+    the blocking twin's constructor, by the first call of the non-blocking one (``from_url``
+    before it returns)."""
 
     def __init__(
         self,
@@ -145,7 +107,7 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     ) -> None:
         super().__init__(clock=clock, pending_ttl=pending_ttl)
         if not isinstance(client, redis.Redis):
-            raise InvalidArgumentError("client", f"must be a redis.Redis, got {type(client)}")
+            raise InvalidArgumentError("client", f"must be a Redis client, got {type(client)}")
         self.index_name = validate_index_name(index_name)
         self.key_prefix = redis_key_prefix(key_prefix)
         self.initialize_schema = schema_mode(initialize_schema)
@@ -156,8 +118,12 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         self._expire_script = client.register_script(EXPIRE)
         self._delete_script = client.register_script(DELETE)
         self._search_script = client.register_script(SEARCH)
-        if self.initialize_schema == "always":
-            self.create_index()
+        self._write_state_script = client.register_script(WRITE_STATE)
+        self._delete_state_script = client.register_script(DELETE_STATE)
+        self._list_state_script = client.register_script(LIST_STATE)
+        self._index_pending = self.initialize_schema == "always"
+        self._index_lock = threading.Lock()
+        self._ready()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisMemoryRecordRepository:
@@ -165,7 +131,13 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise InvalidArgumentError("url", "must be a redis://, rediss:// or unix:// URL")
         client = redis.Redis.from_url(url)
-        return owning(client, client.close, lambda: cls(client, **options))
+
+        def build() -> RedisMemoryRecordRepository:
+            repo = cls(client, **options)
+            repo._ready()
+            return repo
+
+        return owning(client, client.close, build)
 
     def create_index(self) -> None:
         """Create the search index if missing; safe when processes race to do it."""
@@ -174,19 +146,28 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
                 self._commands.execute_command(
                     "FT.CREATE", *index_create_args(self.index_name, self.key_prefix)
                 )
-            except redis.ResponseError as exc:
+            except ResponseError as exc:
                 if "already exists" not in str(exc).lower():
                     raise
+        self._index_pending = False
+
+    def _ready(self) -> None:
+        """Create the index on first use when the constructor could not."""
+        if self._index_pending:
+            with self._index_lock:
+                if self._index_pending:
+                    self.create_index()
 
     def drop_schema(self) -> None:
-        """Drop the index and delete every record and dedup key under ``key_prefix``."""
+        """Drop the index and delete every record, dedup key and state entry under
+        ``key_prefix``."""
         with translate_errors("dropping the memory records"):
             try:
                 self._commands.execute_command("FT.DROPINDEX", self.index_name)
-            except redis.ResponseError as exc:
+            except ResponseError as exc:
                 if "unknown index" not in str(exc).lower() and "no such" not in str(exc).lower():
                     raise
-            keys = list(self.client.scan_iter(match=_glob_escape(self.key_prefix) + "*"))
+            keys = [k for k in self.client.scan_iter(match=glob_escape(self.key_prefix) + "*")]
             for i in range(0, len(keys), 500):
                 self.client.delete(*keys[i : i + 500])
 
@@ -196,8 +177,12 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     def _dedup_key(self, key: str) -> str:
         return f"{self.key_prefix}k:{key}"
 
+    def _state_keys(self, namespace: str, key: str) -> list[str]:
+        return [f"{self.key_prefix}s:{namespace}|{key}", f"{self.key_prefix}n:{namespace}"]
+
     # -- hooks -------------------------------------------------------------------------
     def _add(self, record: MemoryRecord, key: str) -> AddResult:
+        self._ready()
         doc = json.dumps(to_document(record, key), ensure_ascii=False)
         keys = [self._dedup_key(key), self._record_key(record.id)]
         for _ in range(ADD_ATTEMPTS):
@@ -205,7 +190,7 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
                 existing = self._add_script(keys=keys, args=[record.id, doc])
             if existing is None:
                 return AddResult(record, True)
-            stored = self._get(_text(existing))
+            stored = self._get(as_text(existing))
             if stored is not None:
                 return AddResult(stored, False)
         raise ConcurrencyError("storing a memory kept conflicting with concurrent deletes")
@@ -221,8 +206,8 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         for i in range(1, len(reply) - 1, 2):
             fields = reply[i + 1]
             for j in range(0, len(fields) - 1, 2):
-                if _text(fields[j]) == "$":
-                    out.append(from_document(json.loads(_text(fields[j + 1]))))
+                if as_text(fields[j]) == "$":
+                    out.append(from_document(json.loads(as_text(fields[j + 1]))))
         return out
 
     def _find(
@@ -235,11 +220,12 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         after: tuple[datetime, str] | None,
         now: datetime,
     ) -> list[MemoryRecord]:
+        self._ready()
         clauses = []
         if agent_id is not None:
-            clauses.append(tag_query("agent_key", _hex(agent_id)))
+            clauses.append(tag_query("agent_key", hex_id(agent_id)))
         if user_id is not None:
-            clauses.append(tag_query("user_key", _hex(user_id)))
+            clauses.append(tag_query("user_key", hex_id(user_id)))
         if memory_type is not None:
             clauses.append(tag_query("type", memory_type.value))
         wanted = status_query(status, now)
@@ -263,7 +249,7 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
     def _get(self, record_id: str) -> MemoryRecord | None:
         with translate_errors("reading a memory"):
             raw = self._commands.execute_command("JSON.GET", self._record_key(record_id), "$")
-        return _from_json_path(raw)
+        return from_json_path(raw)
 
     def _review(
         self,
@@ -281,7 +267,7 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         ]
         with translate_errors("reviewing a memory"):
             raw = self._review_script(keys=[self._record_key(record_id)], args=args)
-        return _from_json_path(raw)
+        return from_json_path(raw)
 
     def _delete(self, record_id: str) -> bool:
         record = self._get(record_id)
@@ -293,6 +279,7 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         return bool(done)
 
     def _expire_due(self, now: datetime) -> int:
+        self._ready()
         at = format_number(to_micros(now))
         query = f"{tag_query('status', MemoryStatus.PENDING.value)} @expires_at:[-inf {at}]"
         reason = json.dumps(EXPIRED_REASON)
@@ -301,8 +288,51 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
             args = [self.index_name, query, "NOCONTENT", "LIMIT", "0", "500", "DIALECT", "2"]
             with translate_errors("expiring memories"):
                 reply = self._search_script(keys=[], args=args)
-                keys = [_text(k) for k in reply[1:]]
+                keys = [as_text(k) for k in reply[1:]]
                 for k in keys:
                     count += int(self._expire_script(keys=[k], args=[to_micros(now), reason]))
             if len(keys) < 500:
                 return count
+
+    def _read_state(self, namespace: str, key: str) -> StateEntry | None:
+        entry = self._state_keys(namespace, key)[0]
+        with translate_errors("reading state"):
+            value, version, updated = self.client.hmget(entry, ["value", "version", "updated_at"])
+        if version is None:
+            return None
+        return state_entry(namespace, key, value, version, updated)
+
+    def _write_state(
+        self, namespace: str, key: str, value: str, expected: int | None, now: datetime
+    ) -> StateEntry | None:
+        args: list[str | int] = [
+            key,
+            value,
+            "" if expected is None else str(expected),
+            to_micros(now),
+        ]
+        with translate_errors("writing state"):
+            version = self._write_state_script(keys=self._state_keys(namespace, key), args=args)
+        if version is None:
+            return None
+        return StateEntry(
+            namespace=namespace, key=key, value=value, version=int(version), updated_at=now
+        )
+
+    def _delete_state(self, namespace: str, key: str, expected: int | None) -> bool:
+        args = [key, "" if expected is None else str(expected)]
+        with translate_errors("deleting state"):
+            done = self._delete_state_script(keys=self._state_keys(namespace, key), args=args)
+        return bool(done)
+
+    def _list_state(self, namespace: str, after: str | None, limit: int) -> list[StateEntry]:
+        start = "-" if after is None else "(" + after
+        prefix = self._state_keys(namespace, "")[0]
+        with translate_errors("listing state"):
+            flat = self._list_state_script(
+                keys=[self._state_keys(namespace, "")[1]], args=[start, limit, prefix]
+            )
+        return [
+            state_entry(namespace, as_text(flat[i]), *flat[i + 1 : i + 4])
+            for i in range(0, len(flat), 4)
+        ]
