@@ -131,6 +131,18 @@ def test_a_disabled_agents_queued_messages_are_dropped_unanalysed(
     assert [r.agent_id for r in records.find(user_id="ana").records] == ["other"]
 
 
+def test_a_worker_leaves_an_entry_that_is_not_a_queued_message_alone(
+    make_records: Callable[..., BaseMemoryRecordRepository],
+) -> None:
+    records = make_records()
+    assert records.write_state(QUEUE_NAMESPACE, "0-not-a-message", "{}") is not None
+    enqueue(records, make_job("helper", "ana", "I work at Acme Robotics."))
+    stats = _worker(records, "w").drain()
+    assert (stats.analysed, stats.failed) == (1, 0)
+    assert [e.key for e in records.list_state(QUEUE_NAMESPACE)] == ["0-not-a-message"]
+    assert records.forget_user("ana") == 1
+
+
 def test_a_worker_for_one_agent_leaves_the_others_messages(
     make_records: Callable[..., BaseMemoryRecordRepository],
 ) -> None:
