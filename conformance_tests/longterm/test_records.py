@@ -349,3 +349,112 @@ def test_schema_mode_never_leaves_a_missing_table_to_the_user(
     assert repo.add("agent", "ana", PREF).created
     ddl = repo.schema_sql()  # type: ignore[attr-defined]
     assert ddl[0].startswith("CREATE TABLE") and any("UNIQUE" in s for s in ddl)
+
+
+def test_approve_with_edited_content_keeps_the_proposed_wording(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    p = records.add("agent", "ana", PREF).record
+    clock.advance(timedelta(minutes=5))
+    edited = "  The user prefers Python examples, with type hints.  "
+    done = records.approve(p.id, reviewer="rita", content=edited)
+    assert (done.status, done.content, done.original_content, done.reviewed_at) == (
+        MemoryStatus.APPROVED,
+        edited.strip(),
+        PREF.content,
+        clock.now,
+    )
+    assert records.get(p.id) == done
+    assert [r.content for r in records.find(status="approved").records] == [edited.strip()]
+    again = records.add("agent", "ana", PREF)  # the proposal again: still the same memory
+    assert not again.created and again.record.id == p.id
+    same = records.add("agent", "ana", FACT).record  # unchanged wording: nothing kept
+    kept = records.approve(same.id, content=FACT.content)
+    assert (kept.content, kept.original_content) == (FACT.content, None)
+    assert records.get(p.id).original_content == PREF.content  # type: ignore[union-attr]
+    assert records.delete(p.id) is True
+    assert records.add("agent", "ana", PREF).created  # the dedup key went with the record
+
+
+def test_approve_with_bad_content_changes_nothing(records: BaseMemoryRecordRepository) -> None:
+    p = records.add("agent", "ana", PREF).record
+    for bad in ("", "   ", 7, "x" * 2001, "nul\x00"):
+        with pytest.raises(InvalidArgumentError) as err:
+            records.approve(p.id, content=bad)  # type: ignore[arg-type]
+        assert err.value.argument == "content"
+    assert records.get(p.id) == p
+    rejected = records.reject(records.add("agent", "ana", FACT).record.id)
+    with pytest.raises(MemoryStateError):
+        records.approve(rejected.id, content="Something else.")
+    assert records.get(rejected.id) == rejected
+    with pytest.raises(MemoryNotFoundError):
+        records.approve("00000000-0000-4000-8000-000000000000", content="Anything.")
+
+
+def test_find_by_text_and_min_confidence(
+    records: BaseMemoryRecordRepository, clock: TestClock
+) -> None:
+    made = {}
+    for content, confidence in [
+        ("The user prefers PYTHON code.", 0.9),
+        ("The user writes python daily.", 0.6),
+        ("The user likes 100% test coverage_reports.", 0.95),
+        ("The user lives in Zürich.", 0.85),
+        ("The user uses Rust.", 0.5),
+    ]:
+        candidate = MemoryCandidate(
+            memory_type=MemoryType.FACT, content=content, confidence=confidence
+        )
+        made[content] = records.add("agent", "ana", candidate).record.id
+        clock.advance(MICRO)
+
+    def found(**filters: object) -> list[str]:
+        return [r.content for r in records.find(user_id="ana", **filters).records]  # type: ignore[arg-type]
+
+    assert found(text="python") == [
+        "The user prefers PYTHON code.",
+        "The user writes python daily.",
+    ]
+    assert found(text="ZÜRICH") == ["The user lives in Zürich."]  # Unicode case folding
+    assert found(text="100% test coverage_") == ["The user likes 100% test coverage_reports."]
+    assert found(text="%") == ["The user likes 100% test coverage_reports."]  # no wildcards
+    assert found(text="_") == ["The user likes 100% test coverage_reports."]
+    assert found(text="*") == [] and found(text="nothing like this") == []
+    assert found(min_confidence=0.9) == [
+        "The user prefers PYTHON code.",
+        "The user likes 100% test coverage_reports.",
+    ]  # inclusive
+    assert found(text="python", min_confidence=0.7) == ["The user prefers PYTHON code."]
+    assert found(min_confidence=0.0) == list(made)
+    paged: list[str] = []
+    cursor = None
+    while True:
+        page = records.find(user_id="ana", min_confidence=0.8, limit=1, cursor=cursor)
+        paged += [r.content for r in page.records]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert paged == found(min_confidence=0.8) and len(paged) == 3
+
+
+@pytest.mark.parametrize(
+    ("argument", "filters"),
+    [
+        ("text", {"text": ""}),
+        ("text", {"text": "   "}),
+        ("text", {"text": 3}),
+        ("text", {"text": "x" * 2001}),
+        ("text", {"text": "a\x00"}),
+        ("min_confidence", {"min_confidence": 1.5}),
+        ("min_confidence", {"min_confidence": -0.1}),
+        ("min_confidence", {"min_confidence": True}),
+        ("min_confidence", {"min_confidence": "0.5"}),
+        ("min_confidence", {"min_confidence": math.nan}),
+    ],
+)
+def test_bad_find_filters_are_rejected(
+    records: BaseMemoryRecordRepository, argument: str, filters: dict[str, object]
+) -> None:
+    with pytest.raises(InvalidArgumentError) as err:
+        records.find(**filters)  # type: ignore[arg-type]
+    assert err.value.argument == argument

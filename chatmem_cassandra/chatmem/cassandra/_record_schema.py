@@ -32,7 +32,8 @@ from ._config import Replication
 DEFAULT_MEMORY_TABLE_NAME = "ai_memory_record"
 COLUMNS = (
     "id, agent_id, user_id, memory_type, content, dedup_key, confidence, status, created_at, "
-    "expires_at, reviewed_at, reviewer, reason, conversation_id, message_position"
+    "expires_at, reviewed_at, reviewer, reason, conversation_id, message_position, "
+    "original_content"
 )
 
 
@@ -69,7 +70,7 @@ def memory_schema_cql(keyspace: str, table: str, replication: Replication) -> li
             "id text PRIMARY KEY, agent_id text, user_id text, memory_type text, content text, "
             "dedup_key text, confidence double, status text, created_at bigint, "
             "expires_at bigint, reviewed_at bigint, reviewer text, reason text, "
-            "conversation_id text, message_position bigint",
+            "conversation_id text, message_position bigint, original_content text",
         ),
         create(f"{table}_dedup", "dedup_key text PRIMARY KEY, id text"),
         create(
@@ -104,6 +105,7 @@ class MemoryCql:
     take_over: str
     release: str
     review: str
+    review_edit: str
     expire: str
     user_insert: str
     user_delete: str
@@ -133,7 +135,7 @@ def memory_cql(keyspace: str, table: str) -> MemoryCql:
     entry = '"namespace" = ? AND "key" = ?'
     fields = '"key", "value", "version", "updated_at"'
     return MemoryCql(
-        insert=f"INSERT INTO {t} ({COLUMNS}) VALUES ({', '.join('?' * 15)})",
+        insert=f"INSERT INTO {t} ({COLUMNS}) VALUES ({', '.join('?' * 16)})",
         by_id=f"SELECT {COLUMNS} FROM {t} WHERE id = ?",
         by_ids=f"SELECT {COLUMNS} FROM {t} WHERE id IN ?",
         delete=f"DELETE FROM {t} WHERE id = ? IF EXISTS",
@@ -144,6 +146,10 @@ def memory_cql(keyspace: str, table: str) -> MemoryCql:
         review=(
             f"UPDATE {t} SET status = ?, reviewed_at = ?, reviewer = ?, reason = ? "
             "WHERE id = ? IF status = 'pending' AND expires_at > ?"
+        ),
+        review_edit=(
+            f"UPDATE {t} SET status = ?, reviewed_at = ?, reviewer = ?, reason = ?, content = ?, "
+            "original_content = ? WHERE id = ? IF status = 'pending' AND expires_at > ?"
         ),
         expire=(
             f"UPDATE {t} SET status = 'rejected', reviewed_at = ?, reviewer = null, reason = ? "

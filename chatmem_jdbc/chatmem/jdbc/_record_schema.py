@@ -69,6 +69,7 @@ def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
         sa.Column("reason", dialect.text_type(), nullable=True),
         sa.Column("conversation_id", dialect.id_type(), nullable=True),
         sa.Column("message_position", sa.BigInteger, nullable=True),
+        sa.Column("original_content", dialect.text_type(), nullable=True),
     )
     indexes = (
         sa.Index(f"{table_name}_dedup_uq", t.c.dedup_key, unique=True),
@@ -150,6 +151,7 @@ def to_row(record: MemoryRecord, key: str) -> dict[str, Any]:
         "reason": record.reason,
         "conversation_id": record.conversation_id,
         "message_position": record.message_position,
+        "original_content": record.original_content,
     }
 
 
@@ -173,6 +175,7 @@ def from_row(row: Any) -> MemoryRecord:
         reason=row["reason"],
         conversation_id=row["conversation_id"],
         message_position=None if position is None else int(position),
+        original_content=row["original_content"],
     )
 
 
@@ -186,12 +189,24 @@ class MemoryStatements:
     by_key: Any
     delete: Any
     review: Any
+    review_edit: Any
     expire: Any
 
 
 def build_memory_statements(t: sa.Table) -> MemoryStatements:
     """Build the fixed statements once per repository."""
     c = t.c
+    review = t.update().where(
+        c.id == sa.bindparam("rid"),
+        c.status == _PENDING,
+        c.expires_at > sa.bindparam("now"),
+    )
+    decided: dict[str, Any] = {
+        "status": sa.bindparam("decision"),
+        "reviewed_at": sa.bindparam("now"),
+        "reviewer": sa.bindparam("reviewer"),
+        "reason": sa.bindparam("reason"),
+    }
     return MemoryStatements(
         insert=t.insert(),
         by_id=sa.select(t).where(c.id == sa.bindparam("rid")),
@@ -199,17 +214,12 @@ def build_memory_statements(t: sa.Table) -> MemoryStatements:
         delete=t.delete().where(c.id == sa.bindparam("rid")),
         # The review is one conditional UPDATE: when reviewers race, the database lets
         # exactly one of them match "still pending and not expired".
-        review=t.update()
-        .where(
-            c.id == sa.bindparam("rid"),
-            c.status == _PENDING,
-            c.expires_at > sa.bindparam("now"),
-        )
-        .values(
-            status=sa.bindparam("decision"),
-            reviewed_at=sa.bindparam("now"),
-            reviewer=sa.bindparam("reviewer"),
-            reason=sa.bindparam("reason"),
+        review=review.values(**decided),
+        # an approval with the reviewer's wording keeps the proposed one beside it
+        review_edit=review.values(
+            **decided,
+            content=sa.bindparam("new_content"),
+            original_content=sa.bindparam("proposed"),
         ),
         expire=t.update()
         .where(c.status == _PENDING, c.expires_at <= sa.bindparam("now"))

@@ -80,7 +80,8 @@ def queries(user: str, memory: str, message: str) -> dict[str, str]:
             f"MATCH (m:{m} {{id: $id}})\n{lock}\n"
             "WHERE m.status = 'pending' AND m.expires_at > $now\n"
             "SET m.status = $decision, m.reviewed_at = $now, m.reviewer = $reviewer, "
-            "m.reason = $reason\nRETURN m {.*} AS m"
+            "m.reason = $reason, m.content = coalesce($content, m.content), "
+            "m.original_content = $original\nRETURN m {.*} AS m"
         ),
         "delete": f"MATCH (m:{m} {{id: $id}})\nDETACH DELETE m\nRETURN 1 AS done",
         "expire": (

@@ -33,7 +33,8 @@ redis.call('JSON.SET', KEYS[2], '$', ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1])
 return false
 """
-# KEYS = [record key]; ARGV = [status JSON, now, reviewer JSON, reason JSON].
+# KEYS = [record key]; ARGV = [status JSON, now, reviewer JSON, reason JSON] and, for an
+# edit at approval, [content JSON, original content JSON].
 REVIEW = """
 local raw = redis.call('JSON.GET', KEYS[1], '$.status', '$.expires_at')
 if not raw then return false end
@@ -45,6 +46,10 @@ redis.call('JSON.SET', KEYS[1], '$.status', ARGV[1])
 redis.call('JSON.SET', KEYS[1], '$.reviewed_at', ARGV[2])
 redis.call('JSON.SET', KEYS[1], '$.reviewer', ARGV[3])
 redis.call('JSON.SET', KEYS[1], '$.reason', ARGV[4])
+if ARGV[5] then
+  redis.call('JSON.SET', KEYS[1], '$.content', ARGV[5])
+  redis.call('JSON.SET', KEYS[1], '$.original_content', ARGV[6])
+end
 return redis.call('JSON.GET', KEYS[1], '$')
 """
 # KEYS = [record key]; ARGV = [now, reason JSON]. 1 when it expired the record now.

@@ -294,10 +294,13 @@ class AsyncCassandraMemoryRecordRepository(AsyncOwnedClientMixin, AsyncCassandra
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         at = to_micros(now)
-        params = [decision.value, at, reviewer, reason, record_id, at]
-        if not (await self._run("review", params, "reviewing a memory")).was_applied:
+        name, params = "review", [decision.value, at, reviewer, reason]
+        if edit is not None:
+            name, params = "review_edit", [*params, *edit]
+        if not (await self._run(name, [*params, record_id, at], "reviewing a memory")).was_applied:
             return None
         record = await self._get(record_id)
         if record is not None:
@@ -313,7 +316,8 @@ class AsyncCassandraMemoryRecordRepository(AsyncOwnedClientMixin, AsyncCassandra
         ):
             return False
         await self._batch(self._unindex_rows(record, record.status), "deleting a memory")
-        key = dedup_key(record.agent_id, record.user_id, record.content)
+        proposed = record.content if record.original_content is None else record.original_content
+        key = dedup_key(record.agent_id, record.user_id, proposed)
         await self._run("release", [key, record_id], "deleting a memory")
         return True
 

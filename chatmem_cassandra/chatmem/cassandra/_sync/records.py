@@ -290,10 +290,13 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, CassandraRecordStatement
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         at = to_micros(now)
-        params = [decision.value, at, reviewer, reason, record_id, at]
-        if not (self._run("review", params, "reviewing a memory")).was_applied:
+        name, params = "review", [decision.value, at, reviewer, reason]
+        if edit is not None:
+            name, params = "review_edit", [*params, *edit]
+        if not (self._run(name, [*params, record_id, at], "reviewing a memory")).was_applied:
             return None
         record = self._get(record_id)
         if record is not None:
@@ -309,7 +312,8 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, CassandraRecordStatement
         ):
             return False
         self._batch(self._unindex_rows(record, record.status), "deleting a memory")
-        key = dedup_key(record.agent_id, record.user_id, record.content)
+        proposed = record.content if record.original_content is None else record.original_content
+        key = dedup_key(record.agent_id, record.user_id, proposed)
         self._run("release", [key, record_id], "deleting a memory")
         return True
 

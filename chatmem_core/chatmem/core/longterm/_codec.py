@@ -18,7 +18,7 @@ from ._model import MemoryRecord, MemoryStatus, MemoryType
 RECORD_FIELDS = (
     "id", "agent_id", "user_id", "type", "content", "dedup_key", "confidence", "status",
     "created_at", "expires_at", "reviewed_at", "reviewer", "reason", "conversation_id",
-    "message_position",
+    "message_position", "original_content",
 )  # fmt: skip
 """The field names of ``record_to_fields``, in its order (a store's column order)."""
 
@@ -41,6 +41,7 @@ def record_to_fields(record: MemoryRecord, dedup_key: str) -> dict[str, Any]:
         "reason": record.reason,
         "conversation_id": record.conversation_id,
         "message_position": record.message_position,
+        "original_content": record.original_content,
     }
 
 
@@ -67,4 +68,5 @@ def record_from_fields(fields: Mapping[str, Any]) -> MemoryRecord:
         reason=fields.get("reason"),
         conversation_id=fields.get("conversation_id"),
         message_position=None if position is None else int(position),
+        original_content=fields.get("original_content"),
     )

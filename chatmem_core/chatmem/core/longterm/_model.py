@@ -66,7 +66,9 @@ class MemoryRecord:
 
     ``expires_at`` is set while the record is pending (created + the pending TTL) and kept
     afterwards as history; an approved record never expires. ``reviewer`` and ``reason`` say
-    who decided and why (``reason="expired"`` when nobody reviewed it in time)."""
+    who decided and why (``reason="expired"`` when nobody reviewed it in time).
+    ``original_content`` is the proposed wording when the reviewer edited ``content`` as they
+    approved it (None unless edited)."""
 
     id: str
     agent_id: str
@@ -82,6 +84,7 @@ class MemoryRecord:
     reason: str | None = None
     conversation_id: str | None = None
     message_position: int | None = None
+    original_content: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (timestamps as ISO 8601 UTC strings)."""
@@ -104,6 +107,7 @@ class MemoryRecord:
             "reason": self.reason,
             "conversation_id": self.conversation_id,
             "message_position": self.message_position,
+            "original_content": self.original_content,
         }
 
 

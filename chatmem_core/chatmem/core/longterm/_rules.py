@@ -118,6 +118,25 @@ def validate_content(value: object, argument: str = "content") -> str:
     return check_text(argument, text)
 
 
+def validate_search_text(value: object, argument: str = "text") -> str:
+    """A ``find`` text filter: a non-blank str of at most ``MAX_CONTENT_LENGTH`` characters."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(argument, f"must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidArgumentError(argument, "must not be blank")
+    if len(value) > MAX_CONTENT_LENGTH:
+        raise InvalidArgumentError(argument, f"is longer than {MAX_CONTENT_LENGTH} characters")
+    return check_text(argument, value)
+
+
+def matches_search(record: MemoryRecord, text: str | None, min_confidence: float | None) -> bool:
+    """Whether ``record`` passes ``find``'s ``text`` (a case-insensitive substring of the
+    content, Unicode case folding) and ``min_confidence`` (inclusive) filters."""
+    return (text is None or text.casefold() in record.content.casefold()) and (
+        min_confidence is None or record.confidence >= min_confidence
+    )
+
+
 def validate_review_text(value: object, argument: str) -> str | None:
     """An optional reviewer name or reason."""
     if value is None:
@@ -172,6 +191,11 @@ def dedup_key(agent_id: str, user_id: str, content: str) -> str:
     # JSON keeps the three parts apart whatever characters they hold.
     raw = json.dumps([agent_id, user_id, normalise(content)], ensure_ascii=False)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def proposed(record: MemoryRecord) -> str:
+    """The content as proposed (before a reviewer's edit): what the dedup key is made of."""
+    return record.content if record.original_content is None else record.original_content
 
 
 def new_record(

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -57,6 +58,8 @@ from .engine import make_async_engine, on_connection
 
 ASYNC = True
 ADD_ATTEMPTS = 5
+NEW_COLUMNS = ("original_content",)
+"""Record columns newer than the table's first release, added by ``create_schema``."""
 
 
 @contextmanager
@@ -71,6 +74,20 @@ def _translate(what: str) -> Iterator[None]:
             "initialize_schema='always' or apply `chatmem memories schema` DDL "
             f"({exc.__cause__})"
         ) from exc.__cause__
+
+
+def add_new_columns(conn: Any, table: sa.Table) -> None:
+    """Add to an older record table the columns added since (``original_content``), on the
+    given (blocking) connection."""
+    present = {c["name"] for c in sa.inspect(conn).get_columns(table.name)}
+    quote = conn.dialect.identifier_preparer
+    for name in NEW_COLUMNS:
+        if name not in present:
+            column = table.c[name]
+            kind = column.type.compile(dialect=conn.dialect)
+            conn.execute(
+                sa.text(f"ALTER TABLE {quote.format_table(table)} ADD {quote.quote(name)} {kind}")
+            )
 
 
 def _lost_to_key(exc: Exception) -> bool:
@@ -151,12 +168,14 @@ class AsyncJdbcMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryReco
         return memory_schema_statements(self.tables, self.engine.dialect, if_not_exists=False)
 
     async def create_schema(self) -> None:
-        """Create the tables and indexes if missing; safe when processes race to do it."""
+        """Create the tables and indexes if missing, and add the columns newer than an
+        existing record table; safe when processes race to do it."""
         what = "creating the memory record schema"
 
         async def attempt() -> bool:
             async with self.engine.begin() as conn:
                 await on_connection(conn, self.tables.metadata.create_all, checkfirst=True)
+                await on_connection(conn, add_new_columns, self.tables.records)
             return True
 
         with _translate(what):
@@ -225,6 +244,7 @@ class AsyncJdbcMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryReco
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         await self._ready()
         params = {
@@ -234,9 +254,13 @@ class AsyncJdbcMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryReco
             "reviewer": reviewer,
             "reason": reason,
         }
+        stmt = self._sql.review
+        if edit is not None:
+            stmt = self._sql.review_edit
+            params.update(new_content=edit[0], proposed=edit[1])
         with _translate("reviewing a memory"):
             async with self.engine.begin() as conn:
-                if (await conn.execute(self._sql.review, params)).rowcount != 1:
+                if (await conn.execute(stmt, params)).rowcount != 1:
                     return None
                 row = (await conn.execute(self._sql.by_id, {"rid": record_id})).mappings().one()
                 return from_row(row)

@@ -210,15 +210,18 @@ class AsyncMongoMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         at = to_micros(now)
         guard = {"_id": record_id, "status": PENDING, "expires_at": {"$gt": at}}
-        change = {
+        change: dict[str, Any] = {
             "status": decision.value,
             "reviewed_at": at,
             "reviewer": reviewer,
             "reason": reason,
         }
+        if edit is not None:
+            change.update(content=edit[0], original_content=edit[1])
         with translate_errors("reviewing a memory"):
             if (await self.collection.update_one(guard, {"$set": change})).modified_count != 1:
                 return None

@@ -275,6 +275,7 @@ class AsyncNeo4jMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         params = {
             "id": record_id,
@@ -282,6 +283,8 @@ class AsyncNeo4jMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
             "now": to_micros(now),
             "reviewer": reviewer,
             "reason": reason,
+            "content": None if edit is None else edit[0],
+            "original": None if edit is None else edit[1],
         }
         with translate_errors("reviewing a memory"):
             rows = await self._write(self._q["review"], params)

@@ -271,6 +271,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         params = {
             "id": record_id,
@@ -278,6 +279,8 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
             "now": to_micros(now),
             "reviewer": reviewer,
             "reason": reason,
+            "content": None if edit is None else edit[0],
+            "original": None if edit is None else edit[1],
         }
         with translate_errors("reviewing a memory"):
             rows = self._write(self._q["review"], params)

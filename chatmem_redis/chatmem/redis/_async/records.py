@@ -261,12 +261,14 @@ class AsyncRedisMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         args: list[str | int] = [
             json.dumps(decision.value),
             to_micros(now),
             json.dumps(reviewer),
             json.dumps(reason),
+            *([] if edit is None else [json.dumps(edit[0]), json.dumps(edit[1])]),
         ]
         with translate_errors("reviewing a memory"):
             raw = await self._review_script(keys=[self._record_key(record_id)], args=args)
@@ -276,7 +278,8 @@ class AsyncRedisMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
         record = await self._get(record_id)
         if record is None:
             return False
-        key = self._dedup_key(dedup_key(record.agent_id, record.user_id, record.content))
+        proposed = record.content if record.original_content is None else record.original_content
+        key = self._dedup_key(dedup_key(record.agent_id, record.user_id, proposed))
         with translate_errors("deleting a memory"):
             done = await self._delete_script(
                 keys=[self._record_key(record_id), key], args=[record_id]

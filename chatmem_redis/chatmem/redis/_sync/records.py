@@ -258,12 +258,14 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         args: list[str | int] = [
             json.dumps(decision.value),
             to_micros(now),
             json.dumps(reviewer),
             json.dumps(reason),
+            *([] if edit is None else [json.dumps(edit[0]), json.dumps(edit[1])]),
         ]
         with translate_errors("reviewing a memory"):
             raw = self._review_script(keys=[self._record_key(record_id)], args=args)
@@ -273,7 +275,8 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         record = self._get(record_id)
         if record is None:
             return False
-        key = self._dedup_key(dedup_key(record.agent_id, record.user_id, record.content))
+        proposed = record.content if record.original_content is None else record.original_content
+        key = self._dedup_key(dedup_key(record.agent_id, record.user_id, proposed))
         with translate_errors("deleting a memory"):
             done = self._delete_script(keys=[self._record_key(record_id), key], args=[record_id])
         return bool(done)

@@ -4,6 +4,7 @@ tests, demos and single-process apps."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from .. import _rules as rules
@@ -74,12 +75,15 @@ class AsyncInMemoryMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
         with self._lock:
             current = self._records.get(record_id)
             if current is None or rules.effective(current, now).status is not MemoryStatus.PENDING:
                 return None
             done = rules.review(current, decision, now, reviewer=reviewer, reason=reason)
+            if edit is not None:
+                done = replace(done, content=edit[0], original_content=edit[1])
             self._records[record_id] = done
             return done
 
@@ -88,7 +92,7 @@ class AsyncInMemoryMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
             record = self._records.pop(record_id, None)
             if record is None:
                 return False
-            key = rules.dedup_key(record.agent_id, record.user_id, record.content)
+            key = rules.dedup_key(record.agent_id, record.user_id, rules.proposed(record))
             self._keys.pop(key, None)
             return True
 

@@ -61,9 +61,12 @@ class MemoryRecordRepository(Protocol):
         memory_type: MemoryType | str | None = None,
         limit: int = rules.DEFAULT_PAGE_SIZE,
         cursor: str | None = None,
+        text: str | None = None,
+        min_confidence: float | None = None,
     ) -> MemoryRecordPage:
         """Records passing every given filter, oldest first, as they stand now (expired
-        pending records read as rejected)."""
+        pending records read as rejected); ``text`` is a case-insensitive substring of the
+        content, ``min_confidence`` an inclusive lower bound."""
         ...
 
     def get(self, record_id: str) -> MemoryRecord | None:
@@ -71,10 +74,16 @@ class MemoryRecordRepository(Protocol):
         ...
 
     def approve(
-        self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
+        self,
+        record_id: str,
+        *,
+        reviewer: str | None = None,
+        reason: str | None = None,
+        content: str | None = None,
     ) -> MemoryRecord:
-        """Approve a pending record; MemoryStateError if it is not pending any more (one
-        winner when reviewers race), MemoryNotFoundError if there is no such record."""
+        """Approve a pending record, with ``content`` as the reviewer's edited wording (the
+        proposed one kept as ``original_content``); MemoryStateError if it is not pending any
+        more (one winner when reviewers race), MemoryNotFoundError if there is no such record."""
         ...
 
     def reject(
@@ -181,6 +190,8 @@ class BaseMemoryRecordRepository(ABC):
         memory_type: MemoryType | str | None = None,
         limit: int = rules.DEFAULT_PAGE_SIZE,
         cursor: str | None = None,
+        text: str | None = None,
+        min_confidence: float | None = None,
     ) -> MemoryRecordPage:
         agent = None if agent_id is None else rules.validate_id(agent_id, "agent_id")
         user = None if user_id is None else rules.validate_id(user_id, "user_id")
@@ -188,8 +199,21 @@ class BaseMemoryRecordRepository(ABC):
         kind = None if memory_type is None else rules.validate_type(memory_type)
         size = rules.validate_limit(limit)
         after = rules.decode_cursor(cursor)
+        search = None if text is None else rules.validate_search_text(text)
+        floor = (
+            None
+            if min_confidence is None
+            else rules.validate_confidence(min_confidence, "min_confidence")
+        )
         now = self.now()
-        rows = self._find(agent, user, wanted, kind, size + 1, after, now)
+        rows: list[MemoryRecord] = []
+        while True:  # read on past the records the content filters drop, until a page is full
+            ask = size + 1 if search is None and floor is None else rules.MAX_PAGE_SIZE
+            batch = self._find(agent, user, wanted, kind, ask, after, now)
+            rows += [r for r in batch if rules.matches_search(r, search, floor)]
+            if len(rows) > size or len(batch) < ask:
+                break
+            after = rules.sort_key(batch[-1])
         records = [rules.effective(r, now) for r in rows]
         page = records[:size]
         more = len(records) > size
@@ -201,9 +225,14 @@ class BaseMemoryRecordRepository(ABC):
         return None if record is None else rules.effective(record, self.now())
 
     def approve(
-        self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
+        self,
+        record_id: str,
+        *,
+        reviewer: str | None = None,
+        reason: str | None = None,
+        content: str | None = None,
     ) -> MemoryRecord:
-        return self._decide(record_id, MemoryStatus.APPROVED, reviewer, reason)
+        return self._decide(record_id, MemoryStatus.APPROVED, reviewer, reason, content)
 
     def reject(
         self, record_id: str, *, reviewer: str | None = None, reason: str | None = None
@@ -211,13 +240,26 @@ class BaseMemoryRecordRepository(ABC):
         return self._decide(record_id, MemoryStatus.REJECTED, reviewer, reason)
 
     def _decide(
-        self, record_id: str, decision: MemoryStatus, reviewer: str | None, reason: str | None
+        self,
+        record_id: str,
+        decision: MemoryStatus,
+        reviewer: str | None,
+        reason: str | None,
+        content: str | None = None,
     ) -> MemoryRecord:
         rid = rules.validate_record_id(record_id)
         who = rules.validate_review_text(reviewer, "reviewer")
         why = rules.validate_review_text(reason, "reason")
+        text = None if content is None else rules.validate_content(content)
         now = self.now()
-        done = self._review(rid, decision, now, who, why)
+        edit: tuple[str, str] | None = None
+        if text is not None:  # the proposed wording, kept beside the edited one
+            current = self._get(rid)
+            if current is None:
+                raise MemoryNotFoundError(f"no memory {rid}")
+            rules.review(current, decision, now)  # raises MemoryStateError: not pending
+            edit = None if text == current.content else (text, current.content)
+        done = self._review(rid, decision, now, who, why, edit)
         if done is not None:
             return done
         current = self._get(rid)
@@ -321,9 +363,11 @@ class BaseMemoryRecordRepository(ABC):
         now: datetime,
         reviewer: str | None,
         reason: str | None,
+        edit: tuple[str, str] | None,
     ) -> MemoryRecord | None:
-        """Atomically set ``decision`` if the record is pending and unexpired at ``now``;
-        the updated record, or None when the condition failed (the base explains why)."""
+        """Atomically set ``decision`` (and with ``edit`` = (content, original), those two
+        fields) if the record is pending and unexpired at ``now``; the updated record, or
+        None when the condition failed (the base explains why)."""
 
     @abstractmethod
     def _delete(self, record_id: str) -> bool:
