@@ -78,15 +78,25 @@ class SlowExtractor:
 
 
 def app_turns(url: str, options: dict[str, Any], texts: list[str], done: Any) -> None:
-    """An app process: accept ``texts`` through a durable memory, say so, then hang on (the
-    test kills it with -9 before its own analyser got through them)."""
+    """An app process: a turn per text with a durable memory, say so, then hang on (the test
+    kills it with -9 right after, before its own analyser got through them)."""
     import time
+    from datetime import timedelta
 
-    from chatmem.core.longterm import LongTermMemory
+    from chatmem.core import InMemoryChatMemoryRepository, UserMessage
+    from chatmem.core.longterm import LongTermChatTurn, LongTermMemory
 
     repo = open_by_url(url, {**options, "initialize_schema": "never"})
-    memory = LongTermMemory(repo, agent_id="helper", extractor=SlowExtractor(), durable=True)
-    for text in texts:
-        assert memory.observe("ana", text, conversation_id="c1")
+    memory = LongTermMemory(
+        repo,
+        agent_id="helper",
+        extractor=SlowExtractor(),
+        durable=True,
+        lease=timedelta(seconds=2),  # what it is analysing when killed is retried soon
+    )
+    chat = InMemoryChatMemoryRepository()
+    for text in texts:  # one turn each; the message is queued in the store within it
+        with LongTermChatTurn(chat, "c1", long_term=memory, user_id="ana") as turn:
+            turn.append(UserMessage(text))
     done.set()
     time.sleep(600)
