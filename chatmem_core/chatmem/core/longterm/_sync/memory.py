@@ -34,7 +34,7 @@ from .._analyser import BackgroundAnalyser as Analyser
 from .._dedup import Deduplicator
 from .._extract import Extractor
 from .._model import MemoryStatus
-from .._queue import DEFAULT_LEASE, make_job
+from .._queue import DEFAULT_LEASE, make_job, validate_lease
 from .._render import DEFAULT_MAX_CHARS, DEFAULT_MAX_RECORDS, DEFAULT_TEMPLATE, Template, render
 from .._render import inject as inject_block
 from .._settings import DEFAULT_SETTINGS_REFRESH, AgentSettings, SettingsCache
@@ -71,6 +71,7 @@ class LongTermMemory:
             raise InvalidArgumentError("template", "must contain {memories}")
         if not isinstance(durable, bool):
             raise InvalidArgumentError("durable", "must be a bool")
+        lease = validate_lease(lease)
         if durable and not callable(getattr(repository, "write_state", None)):
             raise InvalidArgumentError("durable", "needs a record store with state entries")
         self.repository = repository
