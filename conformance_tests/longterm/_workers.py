@@ -24,16 +24,39 @@ def add_one(url: str, options: dict[str, Any], content: str, barrier: Any, resul
     repo.close()
 
 
-def drain_queue(url: str, options: dict[str, Any], lease_seconds: float, worker_id: str) -> None:
+class Hanging:
+    """The offline rules, except that a message containing ``hang_on`` never finishes (the
+    worker analysing it holds its claim until it is killed)."""
+
+    def __init__(self, hang_on: str | None) -> None:
+        self.hang_on = hang_on
+
+    def extract(self, text: str) -> Any:
+        import time
+
+        from chatmem.core.longterm import RuleBasedExtractor
+
+        if self.hang_on is not None and self.hang_on in text:
+            time.sleep(600)
+        return RuleBasedExtractor().extract(text)
+
+
+def drain_queue(
+    url: str,
+    options: dict[str, Any],
+    lease_seconds: float,
+    worker_id: str,
+    hang_on: str | None = None,
+) -> None:
     """A worker process: drain the durable analysis queue of the store on ``url``."""
     from datetime import timedelta
 
-    from chatmem.core.longterm import QueueWorker, RuleBasedExtractor
+    from chatmem.core.longterm import QueueWorker
 
     repo = open_by_url(url, {**options, "initialize_schema": "never"})
     worker = QueueWorker(
         repo,
-        RuleBasedExtractor(),
+        Hanging(hang_on),
         worker_id=worker_id,
         lease=timedelta(seconds=lease_seconds),
         poll=timedelta(seconds=0.2),
@@ -55,15 +78,25 @@ class SlowExtractor:
 
 
 def app_turns(url: str, options: dict[str, Any], texts: list[str], done: Any) -> None:
-    """An app process: accept ``texts`` through a durable memory, say so, then hang on (the
-    test kills it with -9 before its own analyser got through them)."""
+    """An app process: a turn per text with a durable memory, say so, then hang on (the test
+    kills it with -9 right after, before its own analyser got through them)."""
     import time
+    from datetime import timedelta
 
-    from chatmem.core.longterm import LongTermMemory
+    from chatmem.core import InMemoryChatMemoryRepository, UserMessage
+    from chatmem.core.longterm import LongTermChatTurn, LongTermMemory
 
     repo = open_by_url(url, {**options, "initialize_schema": "never"})
-    memory = LongTermMemory(repo, agent_id="helper", extractor=SlowExtractor(), durable=True)
-    for text in texts:
-        assert memory.observe("ana", text, conversation_id="c1")
+    memory = LongTermMemory(
+        repo,
+        agent_id="helper",
+        extractor=SlowExtractor(),
+        durable=True,
+        lease=timedelta(seconds=2),  # what it is analysing when killed is retried soon
+    )
+    chat = InMemoryChatMemoryRepository()
+    for text in texts:  # one turn each; the message is queued in the store within it
+        with LongTermChatTurn(chat, "c1", long_term=memory, user_id="ana") as turn:
+            turn.append(UserMessage(text))
     done.set()
     time.sleep(600)

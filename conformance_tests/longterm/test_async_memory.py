@@ -196,3 +196,26 @@ def test_turns_with_long_term_memory_never_block_the_loop(clock: TestClock) -> N
         await memory.close()
 
     run(main)
+
+
+@pytest.mark.parametrize(
+    ("options", "argument"),
+    [
+        ({"durable": "yes"}, "durable"),
+        ({"settings_refresh": timedelta(seconds=-1)}, "settings_refresh"),
+        ({"settings_refresh": 5}, "settings_refresh"),
+        ({"lease": timedelta(0)}, "lease"),
+        ({"agent_id": ""}, "agent_id"),
+    ],
+)
+def test_both_twins_check_their_options_before_any_io(
+    options: dict[str, Any], argument: str
+) -> None:
+    for memory_class, records in (
+        (LongTermMemory, InMemoryMemoryRecordRepository()),
+        (AsyncLongTermMemory, AsyncInMemoryMemoryRecordRepository()),
+    ):
+        kwargs: dict[str, Any] = {"agent_id": "a", **options}
+        with pytest.raises(InvalidArgumentError) as info:
+            memory_class(records, **kwargs)
+        assert info.value.argument == argument

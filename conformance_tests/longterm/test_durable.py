@@ -7,8 +7,6 @@ message, and two worker processes share 1,000 queued messages, none skipped."""
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -133,6 +131,18 @@ def test_a_disabled_agents_queued_messages_are_dropped_unanalysed(
     assert [r.agent_id for r in records.find(user_id="ana").records] == ["other"]
 
 
+def test_a_worker_leaves_an_entry_that_is_not_a_queued_message_alone(
+    make_records: Callable[..., BaseMemoryRecordRepository],
+) -> None:
+    records = make_records()
+    assert records.write_state(QUEUE_NAMESPACE, "0-not-a-message", "{}") is not None
+    enqueue(records, make_job("helper", "ana", "I work at Acme Robotics."))
+    stats = _worker(records, "w").drain()
+    assert (stats.analysed, stats.failed) == (1, 0)
+    assert [e.key for e in records.list_state(QUEUE_NAMESPACE)] == ["0-not-a-message"]
+    assert records.forget_user("ana") == 1
+
+
 def test_a_worker_for_one_agent_leaves_the_others_messages(
     make_records: Callable[..., BaseMemoryRecordRepository],
 ) -> None:
@@ -178,19 +188,15 @@ def test_worker_threads_share_a_queue_and_analyse_each_message_once(
 MESSAGES = 1000
 
 
-def _killed_holding_a_claim(records: BaseMemoryRecordRepository, pid: int | None) -> bool:
-    """Freeze the worker ``pid``; True when it then holds a claim (kill it now), else it
-    runs on a moment."""
-    assert pid is not None
-    os.kill(pid, signal.SIGSTOP)
+def _claimed_by(records: BaseMemoryRecordRepository, worker: str, text: str) -> bool:
+    """Whether ``worker`` holds the claim on the queued message ``text``."""
     after = None
     while True:
         page = records.list_state(QUEUE_NAMESPACE, after=after, limit=1000)
-        if any('"worker": "killed"' in entry.value for entry in page):
-            return True
+        for entry in page:
+            if f'"worker": "{worker}"' in entry.value and text in entry.value:
+                return True
         if len(page) < 1000:
-            os.kill(pid, signal.SIGCONT)
-            time.sleep(0.01)
             return False
         after = page[-1].key
 
@@ -220,21 +226,23 @@ def test_killed_workers_and_apps_lose_no_message(
     app.kill()
     app.join(30)
     assert _queued(records) >= len(app_texts) - 1, "the app analysed what it accepted"
-    for n in range(MESSAGES):
+    hang = "I work at HangingCompany."  # the killed worker never finishes this one
+    enqueue(records, make_job("helper", "ana", hang))
+    for n in range(MESSAGES - 1):
         enqueue(records, make_job("helper", "ana", f"I work at Company{n}."))
     assert _queued(records) >= MESSAGES
     lease = 2.0
-    killed = ctx.Process(target=drain_queue, args=(url, names, lease, "killed"))
+    killed = ctx.Process(target=drain_queue, args=(url, names, lease, "killed", "Hanging"))
     killed.start()
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(_contents(records)) < 50:
-        time.sleep(0.1)
-    while not _killed_holding_a_claim(records, killed.pid):  # frozen while it holds one
-        assert time.monotonic() < deadline, "the worker never held a claim"
-    killed.kill()
+    while not _claimed_by(records, "killed", hang):
+        assert time.monotonic() < deadline, "the worker never claimed the message"
+        time.sleep(0.05)
+    killed.kill()  # holding the claim
     killed.join(30)
+    assert _claimed_by(records, "killed", hang)
     partial = len(_contents(records))
-    assert 0 < partial < MESSAGES, f"kill it part way: {partial} records"
+    assert partial < MESSAGES, f"kill it part way: {partial} records"
     workers = [ctx.Process(target=drain_queue, args=(url, names, lease, f"w{i}")) for i in range(2)]
     for p in workers:
         p.start()

@@ -41,9 +41,6 @@ class AsyncCassandraRecordStatements(AsyncBaseMemoryRecordRepository):
     _cql: MemoryCql
     _prepared: dict[str, Any]
 
-    async def _ready(self) -> None:
-        """Create the schema on first use when the constructor could not."""
-
     async def _ps(self, name: str) -> Any:
         prepared = self._prepared.get(name)
         if prepared is None:

@@ -111,12 +111,7 @@ class AsyncCassandraMemoryRecordRepository(AsyncOwnedClientMixin, AsyncCassandra
         self._session = session
         self._cql = memory_cql(self.keyspace, self.table_name)
         self._prepared: dict[str, Any] = {}
-        self._schema_pending = self.initialize_schema == "always"
-        self._schema_lock = asyncio.Lock()
-        if ASYNC:
-            pass  # a constructor cannot await: the first call creates the schema
-        else:
-            self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     async def from_url(
@@ -157,13 +152,9 @@ class AsyncCassandraMemoryRecordRepository(AsyncOwnedClientMixin, AsyncCassandra
             for cql in tables:
                 what = f"a memory record table in {self.keyspace}"
                 await run_ddl(self._session, cql, what, f"keyspace {self.keyspace}")
-        self._schema_pending = False
 
-    async def _ready(self) -> None:
-        if self._schema_pending:
-            async with self._schema_lock:
-                if self._schema_pending:
-                    await self.create_schema()
+    async def _create_schema(self) -> None:
+        await self.create_schema()
 
     async def drop_schema(self) -> None:
         """Drop the five tables (the keyspace stays)."""

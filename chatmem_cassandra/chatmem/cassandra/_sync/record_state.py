@@ -43,9 +43,6 @@ class CassandraRecordStatements(BaseMemoryRecordRepository):
     _cql: MemoryCql
     _prepared: dict[str, Any]
 
-    def _ready(self) -> None:
-        """Create the schema on first use when the constructor could not."""
-
     def _ps(self, name: str) -> Any:
         prepared = self._prepared.get(name)
         if prepared is None:

@@ -13,7 +13,6 @@ transaction on the record (one winner); the listing tables follow in a logged ba
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -112,9 +111,7 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, CassandraRecordStatement
         self._session = session
         self._cql = memory_cql(self.keyspace, self.table_name)
         self._prepared: dict[str, Any] = {}
-        self._schema_pending = self.initialize_schema == "always"
-        self._schema_lock = threading.Lock()
-        self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     def from_url(
@@ -155,13 +152,9 @@ class CassandraMemoryRecordRepository(OwnedClientMixin, CassandraRecordStatement
             for cql in tables:
                 what = f"a memory record table in {self.keyspace}"
                 run_ddl(self._session, cql, what, f"keyspace {self.keyspace}")
-        self._schema_pending = False
 
-    def _ready(self) -> None:
-        if self._schema_pending:
-            with self._schema_lock:
-                if self._schema_pending:
-                    self.create_schema()
+    def _create_schema(self) -> None:
+        self.create_schema()
 
     def drop_schema(self) -> None:
         """Drop the five tables (the keyspace stays)."""

@@ -61,7 +61,40 @@ def check_analyser_arguments(
         raise InvalidArgumentError("extractor", "must have extract(text) -> candidates")
 
 
-class BackgroundAnalyser:
+class Submitting:
+    """``submit`` and ``submit_queued`` of both in-process analysers: validate, then hand
+    the item to the twin's own ``_put`` (a thread's queue or a task's)."""
+
+    queue_worker: object | None
+
+    def _put(self, item: Item, who: str) -> bool:
+        raise NotImplementedError
+
+    def submit(
+        self,
+        agent_id: str,
+        user_id: str,
+        text: str,
+        *,
+        conversation_id: str | None = None,
+        message_position: int | None = None,
+        pending_ttl: timedelta | None = None,
+    ) -> bool:
+        """Queue a user message for analysis; False when it was dropped (queue full or
+        closed). Arguments are validated here, in the caller's thread (on the loop, for the
+        task)."""
+        job = make_job(agent_id, user_id, text, conversation_id, message_position)
+        return self._put((job, pending_ttl), job.user_id)
+
+    def submit_queued(self, key: str) -> bool:
+        """Queue the durable entry ``key`` for this process's worker (it is in the store
+        already: dropping it here only leaves it to another worker)."""
+        if self.queue_worker is None:
+            raise InvalidArgumentError("key", "this analyser has no durable queue worker")
+        return self._put(key, key)
+
+
+class BackgroundAnalyser(Submitting):
     """Extracts memories from user messages on a worker thread and stores them as pending."""
 
     def __init__(
@@ -77,7 +110,7 @@ class BackgroundAnalyser:
         self.repository = repository
         self.extractor = extractor
         self.deduplicator = deduplicator or Deduplicator()
-        self.queue_worker = queue_worker
+        self.queue_worker: QueueWorker | None = queue_worker
         self.stats = AnalyserStats()
         self._stats_lock = threading.Lock()
         self._queue: queue.Queue[Item | None] = queue.Queue(
@@ -86,28 +119,6 @@ class BackgroundAnalyser:
         self._worker: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._closed = False
-
-    def submit(
-        self,
-        agent_id: str,
-        user_id: str,
-        text: str,
-        *,
-        conversation_id: str | None = None,
-        message_position: int | None = None,
-        pending_ttl: timedelta | None = None,
-    ) -> bool:
-        """Queue a user message for analysis; False when it was dropped (queue full or
-        closed). Arguments are validated here, in the caller's thread."""
-        job = make_job(agent_id, user_id, text, conversation_id, message_position)
-        return self._put((job, pending_ttl), job.user_id)
-
-    def submit_queued(self, key: str) -> bool:
-        """Queue the durable entry ``key`` for this process's worker (it is in the store
-        already: dropping it here only leaves it to another worker)."""
-        if self.queue_worker is None:
-            raise InvalidArgumentError("key", "this analyser has no durable queue worker")
-        return self._put(key, key)
 
     def _put(self, item: Item, who: str) -> bool:
         if self._closed:

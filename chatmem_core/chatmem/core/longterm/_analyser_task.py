@@ -14,21 +14,27 @@ import asyncio
 import logging
 from datetime import timedelta
 
-from chatmem.core._errors import InvalidArgumentError
 from chatmem.core._validation import validate_positive_int
 
-from ._analyser import DEFAULT_QUEUE_SIZE, AnalyserStats, Item, _who, check_analyser_arguments
+from ._analyser import (
+    DEFAULT_QUEUE_SIZE,
+    AnalyserStats,
+    Item,
+    Submitting,
+    _who,
+    check_analyser_arguments,
+)
 from ._async.analysis import async_analyse
 from ._async.queue import AsyncQueueWorker
 from ._async.repository import AsyncMemoryRecordRepository
 from ._dedup import Deduplicator
 from ._extract import Extractor
-from ._queue import Job, make_job
+from ._queue import Job
 
 log = logging.getLogger("chatmem.longterm")
 
 
-class AsyncBackgroundAnalyser:
+class AsyncBackgroundAnalyser(Submitting):
     """Extracts memories from user messages on an asyncio task and stores them as pending."""
 
     def __init__(
@@ -46,33 +52,12 @@ class AsyncBackgroundAnalyser:
         self.repository = repository
         self.extractor = extractor
         self.deduplicator = deduplicator or Deduplicator()
-        self.queue_worker = queue_worker
+        self.queue_worker: AsyncQueueWorker | None = queue_worker
         self.stats = AnalyserStats()
         self._size = validate_positive_int(queue_size, "queue_size")
         self._queue: asyncio.Queue[Item | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-
-    def submit(
-        self,
-        agent_id: str,
-        user_id: str,
-        text: str,
-        *,
-        conversation_id: str | None = None,
-        message_position: int | None = None,
-        pending_ttl: timedelta | None = None,
-    ) -> bool:
-        """Queue a user message for analysis (call it on the event loop); False when it was
-        dropped (queue full or closed). Arguments are validated here."""
-        job = make_job(agent_id, user_id, text, conversation_id, message_position)
-        return self._put((job, pending_ttl), job.user_id)
-
-    def submit_queued(self, key: str) -> bool:
-        """Queue the durable entry ``key`` for this process's worker task."""
-        if self.queue_worker is None:
-            raise InvalidArgumentError("key", "this analyser has no durable queue worker")
-        return self._put(key, key)
 
     def _put(self, item: Item, who: str) -> bool:
         if self._closed:

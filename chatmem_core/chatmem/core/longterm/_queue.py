@@ -114,14 +114,20 @@ def decode_entry(value: str) -> tuple[Job, Claim | None]:
     return job, claim
 
 
+def job_of(value: str) -> Job | None:
+    """The job of the entry ``value``; None when it is not one ``encode_entry`` wrote
+    (workers leave such an entry alone)."""
+    try:
+        return decode_entry(value)[0]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def queued_for(value: str, user_id: str, agent_id: str | None) -> bool:
     """Whether the entry ``value`` is a message of ``user_id`` (to ``agent_id``, when given);
     an entry that does not decode is nobody's."""
-    try:
-        job, _ = decode_entry(value)
-    except (ValueError, KeyError, TypeError):
-        return False
-    return job.user_id == user_id and agent_id in (None, job.agent_id)
+    job = job_of(value)
+    return job is not None and job.user_id == user_id and agent_id in (None, job.agent_id)
 
 
 def claimable(claim: Claim | None, now: datetime) -> bool:

@@ -11,7 +11,6 @@ statement conditioned on its version.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -122,20 +121,15 @@ class AsyncJdbcMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryReco
             self._own(owned, owned.dispose)
             engine = owned
         self.engine = engine
-        self._schema_lock = asyncio.Lock()
         try:
             self.dialect: SqlDialect = async_dialect_for(self.engine.dialect.name)
             self.tables: MemoryTables = build_memory_tables(self.config.table_name, self.dialect)
             self._sql = build_memory_statements(self.tables.records)
             self._state_sql = build_state_statements(self.tables.state)
             mode = self.config.initialize_schema
-            self._schema_pending = mode == "always" or (
-                mode == "embedded" and self.dialect.embedded
+            self._schema_on_first_use(
+                mode == "always" or (mode == "embedded" and self.dialect.embedded)
             )
-            if ASYNC:
-                pass  # a constructor cannot await: the first call creates the tables
-            else:
-                self._ready()
         except BaseException:
             if ASYNC:
                 if self._owned is not None:
@@ -180,14 +174,9 @@ class AsyncJdbcMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryReco
 
         with _translate(what):
             await async_retry(attempt, attempts=5, what=what, retry_on=is_create_race)
-        self._schema_pending = False
 
-    async def _ready(self) -> None:
-        """Create the tables on first use when the constructor could not."""
-        if self._schema_pending:
-            async with self._schema_lock:
-                if self._schema_pending:
-                    await self.create_schema()
+    async def _create_schema(self) -> None:
+        await self.create_schema()
 
     # -- hooks -------------------------------------------------------------------------
     async def _add(self, record: MemoryRecord, key: str) -> AddResult:

@@ -13,7 +13,6 @@ statement conditioned on its version.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -123,17 +122,15 @@ class JdbcMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
             self._own(owned, owned.dispose)
             engine = owned
         self.engine = engine
-        self._schema_lock = threading.Lock()
         try:
             self.dialect: SqlDialect = dialect_for(self.engine.dialect.name)
             self.tables: MemoryTables = build_memory_tables(self.config.table_name, self.dialect)
             self._sql = build_memory_statements(self.tables.records)
             self._state_sql = build_state_statements(self.tables.state)
             mode = self.config.initialize_schema
-            self._schema_pending = mode == "always" or (
-                mode == "embedded" and self.dialect.embedded
+            self._schema_on_first_use(
+                mode == "always" or (mode == "embedded" and self.dialect.embedded)
             )
-            self._ready()
         except BaseException:
             self.close()  # an engine made here is disposed, a caller's is left alone
             raise
@@ -174,14 +171,9 @@ class JdbcMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
 
         with _translate(what):
             retry(attempt, attempts=5, what=what, retry_on=is_create_race)
-        self._schema_pending = False
 
-    def _ready(self) -> None:
-        """Create the tables on first use when the constructor could not."""
-        if self._schema_pending:
-            with self._schema_lock:
-                if self._schema_pending:
-                    self.create_schema()
+    def _create_schema(self) -> None:
+        self.create_schema()
 
     # -- hooks -------------------------------------------------------------------------
     def _add(self, record: MemoryRecord, key: str) -> AddResult:

@@ -19,7 +19,6 @@ state write at a version one ``update_one`` filtered on that version. The operat
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -99,12 +98,7 @@ class AsyncMongoMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
         self.database = _database_of(client, database_name)
         self.collection: AsyncCollection[dict[str, Any]] = self.database[name]
         self.state: AsyncCollection[dict[str, Any]] = self.database[f"{name}_state"]
-        self._indexes_pending = self.initialize_schema == "always"
-        self._indexes_lock = asyncio.Lock()
-        if ASYNC:
-            pass  # a constructor cannot await: the first call creates the indexes
-        else:
-            self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     async def from_url(
@@ -151,14 +145,9 @@ class AsyncMongoMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
                 except OperationFailure as exc:
                     if "already exists" not in str(exc).lower():
                         raise
-        self._indexes_pending = False
 
-    async def _ready(self) -> None:
-        """Create the indexes on first use when the constructor could not."""
-        if self._indexes_pending:
-            async with self._indexes_lock:
-                if self._indexes_pending:
-                    await self.create_indexes()
+    async def _create_schema(self) -> None:
+        await self.create_indexes()
 
     async def drop_schema(self) -> None:
         """Drop the record and state collections with their documents and indexes."""

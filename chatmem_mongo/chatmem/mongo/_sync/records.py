@@ -21,7 +21,6 @@ state write at a version one ``update_one`` filtered on that version. The operat
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -100,9 +99,7 @@ class MongoMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         self.database = _database_of(client, database_name)
         self.collection: Collection[dict[str, Any]] = self.database[name]
         self.state: Collection[dict[str, Any]] = self.database[f"{name}_state"]
-        self._indexes_pending = self.initialize_schema == "always"
-        self._indexes_lock = threading.Lock()
-        self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     def from_url(
@@ -149,14 +146,9 @@ class MongoMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
                 except OperationFailure as exc:
                     if "already exists" not in str(exc).lower():
                         raise
-        self._indexes_pending = False
 
-    def _ready(self) -> None:
-        """Create the indexes on first use when the constructor could not."""
-        if self._indexes_pending:
-            with self._indexes_lock:
-                if self._indexes_pending:
-                    self.create_indexes()
+    def _create_schema(self) -> None:
+        self.create_indexes()
 
     def drop_schema(self) -> None:
         """Drop the record and state collections with their documents and indexes."""

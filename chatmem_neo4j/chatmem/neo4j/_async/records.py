@@ -102,11 +102,7 @@ class AsyncNeo4jMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
         self._driver = driver
         self._owns_driver = False
         self._q = queries(self.user_label, self.memory_label, self.message_label)
-        self._schema_pending = self.initialize_schema == "always"
-        if ASYNC:
-            pass  # a constructor cannot await: the first call creates the schema
-        else:
-            self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     async def from_url(cls, url: str, **options: Any) -> AsyncNeo4jMemoryRecordRepository:
@@ -143,13 +139,9 @@ class AsyncNeo4jMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
                     if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                         raise
             await self._write("CALL db.awaitIndexes(300)", {})
-        self._schema_pending = False
 
-    async def _ready(self) -> None:
-        """Create the schema on first use when the constructor could not (creating it twice
-        is harmless: every statement is IF NOT EXISTS)."""
-        if self._schema_pending:
-            await self.create_schema()
+    async def _create_schema(self) -> None:
+        await self.create_schema()
 
     async def drop_schema(self) -> None:
         """Delete every memory, user and state node of these labels and their constraints

@@ -103,8 +103,7 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
         self._driver = driver
         self._owns_driver = False
         self._q = queries(self.user_label, self.memory_label, self.message_label)
-        self._schema_pending = self.initialize_schema == "always"
-        self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Neo4jMemoryRecordRepository:
@@ -141,13 +140,9 @@ class Neo4jMemoryRecordRepository(BaseMemoryRecordRepository):
                     if exc.code not in _ALREADY_EXISTS:  # a concurrent creator won the race
                         raise
             self._write("CALL db.awaitIndexes(300)", {})
-        self._schema_pending = False
 
-    def _ready(self) -> None:
-        """Create the schema on first use when the constructor could not (creating it twice
-        is harmless: every statement is IF NOT EXISTS)."""
-        if self._schema_pending:
-            self.create_schema()
+    def _create_schema(self) -> None:
+        self.create_schema()
 
     def drop_schema(self) -> None:
         """Delete every memory, user and state node of these labels and their constraints

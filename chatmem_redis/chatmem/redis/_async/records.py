@@ -23,7 +23,6 @@ from chatmem.core.backend import require
 
 require("redis", "redis")
 
-import asyncio  # noqa: E402
 import json  # noqa: E402
 from datetime import datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
@@ -119,12 +118,7 @@ class AsyncRedisMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
         self._write_state_script = client.register_script(WRITE_STATE)
         self._delete_state_script = client.register_script(DELETE_STATE)
         self._list_state_script = client.register_script(LIST_STATE)
-        self._index_pending = self.initialize_schema == "always"
-        self._index_lock = asyncio.Lock()
-        if ASYNC:
-            pass  # a constructor cannot await: the first call creates the index
-        else:
-            self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     async def from_url(cls, url: str, **options: Any) -> AsyncRedisMemoryRecordRepository:
@@ -150,14 +144,9 @@ class AsyncRedisMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
             except ResponseError as exc:
                 if "already exists" not in str(exc).lower():
                     raise
-        self._index_pending = False
 
-    async def _ready(self) -> None:
-        """Create the index on first use when the constructor could not."""
-        if self._index_pending:
-            async with self._index_lock:
-                if self._index_pending:
-                    await self.create_index()
+    async def _create_schema(self) -> None:
+        await self.create_index()
 
     async def drop_schema(self) -> None:
         """Drop the index and delete every record, dedup key and state entry under

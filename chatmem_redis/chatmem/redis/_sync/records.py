@@ -21,8 +21,6 @@ Expiry never uses key TTLs: reads treat a pending record past its deadline as re
 
 from __future__ import annotations
 
-import threading
-
 from chatmem.core.backend import require
 
 require("redis", "redis")
@@ -121,9 +119,7 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
         self._write_state_script = client.register_script(WRITE_STATE)
         self._delete_state_script = client.register_script(DELETE_STATE)
         self._list_state_script = client.register_script(LIST_STATE)
-        self._index_pending = self.initialize_schema == "always"
-        self._index_lock = threading.Lock()
-        self._ready()
+        self._schema_on_first_use(self.initialize_schema == "always")
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisMemoryRecordRepository:
@@ -149,14 +145,9 @@ class RedisMemoryRecordRepository(OwnedClientMixin, BaseMemoryRecordRepository):
             except ResponseError as exc:
                 if "already exists" not in str(exc).lower():
                     raise
-        self._index_pending = False
 
-    def _ready(self) -> None:
-        """Create the index on first use when the constructor could not."""
-        if self._index_pending:
-            with self._index_lock:
-                if self._index_pending:
-                    self.create_index()
+    def _create_schema(self) -> None:
+        self.create_index()
 
     def drop_schema(self) -> None:
         """Drop the index and delete every record, dedup key and state entry under

@@ -29,6 +29,9 @@ class AsyncInMemoryMemoryRecordRepository(AsyncBaseMemoryRecordRepository):
         self._state: dict[tuple[str, str], StateEntry] = {}
         self._lock = threading.Lock()
 
+    async def _create_schema(self) -> None:
+        return None  # dicts need no schema
+
     async def _add(self, record: MemoryRecord, key: str) -> AddResult:
         with self._lock:
             existing = self._keys.get(key)

@@ -31,6 +31,9 @@ class InMemoryMemoryRecordRepository(BaseMemoryRecordRepository):
         self._state: dict[tuple[str, str], StateEntry] = {}
         self._lock = threading.Lock()
 
+    def _create_schema(self) -> None:
+        return None  # dicts need no schema
+
     def _add(self, record: MemoryRecord, key: str) -> AddResult:
         with self._lock:
             existing = self._keys.get(key)

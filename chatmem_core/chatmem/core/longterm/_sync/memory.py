@@ -11,7 +11,8 @@ pending records wait for review, are the agent's settings in the store (``put_se
 
 ``durable=True`` records every accepted user message in the store's analysis queue before
 ``observe`` returns, so a crash loses none: this process's analyser claims it at once, and
-any worker (``chatmem memories work``) takes what a dead process left. The default keeps the
+any worker (``chatmem memories work``) takes what a dead process left (a message this process
+was analysing when it died, once its claim's ``lease`` has passed). The default keeps the
 queue in memory (no set-up; a crash loses what was not analysed yet).
 """
 
@@ -33,7 +34,7 @@ from .._analyser import BackgroundAnalyser as Analyser
 from .._dedup import Deduplicator
 from .._extract import Extractor
 from .._model import MemoryStatus
-from .._queue import make_job
+from .._queue import DEFAULT_LEASE, make_job, validate_lease
 from .._render import DEFAULT_MAX_CHARS, DEFAULT_MAX_RECORDS, DEFAULT_TEMPLATE, Template, render
 from .._render import inject as inject_block
 from .._settings import DEFAULT_SETTINGS_REFRESH, AgentSettings, SettingsCache
@@ -63,12 +64,14 @@ class LongTermMemory:
         max_chars: int = DEFAULT_MAX_CHARS,
         settings_refresh: timedelta = DEFAULT_SETTINGS_REFRESH,
         durable: bool = False,
+        lease: timedelta = DEFAULT_LEASE,
     ) -> None:
         require_records(repository, MemoryRecordRepository, want_async=SYNC_TWIN)
         if isinstance(template, str) and "{memories}" not in template:
             raise InvalidArgumentError("template", "must contain {memories}")
         if not isinstance(durable, bool):
             raise InvalidArgumentError("durable", "must be a bool")
+        lease = validate_lease(lease)
         if durable and not callable(getattr(repository, "write_state", None)):
             raise InvalidArgumentError("durable", "needs a record store with state entries")
         self.repository = repository
@@ -91,6 +94,7 @@ class LongTermMemory:
                 agent_id=self.agent_id,
                 deduplicator=deduplicator,
                 settings_refresh=settings_refresh,
+                lease=lease,
             )
         self.analyser = (
             Analyser(

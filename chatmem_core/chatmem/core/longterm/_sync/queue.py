@@ -35,6 +35,7 @@ from .._queue import (
     claimable,
     decode_entry,
     encode_entry,
+    job_of,
     new_key,
     validate_lease,
     validate_worker,
@@ -175,7 +176,10 @@ class QueueWorker:
             for entry in random.sample(page, len(page)):
                 if skip is not None and entry.key in skip:
                     continue
-                job, _ = decode_entry(entry.value)
+                job = job_of(entry.value)
+                if job is None:
+                    log.warning("queue entry %s is not a queued message: left alone", entry.key)
+                    continue
                 if self.agent_id not in (None, job.agent_id):
                     continue
                 failed = self.stats.failed

@@ -12,6 +12,7 @@ two twins differ only in their I/O.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -150,6 +151,29 @@ class BaseMemoryRecordRepository(ABC):
             raise InvalidArgumentError("clock", "must be callable")
         self.clock = clock
         self.pending_ttl = rules.validate_pending_ttl(pending_ttl)
+
+    _schema_pending = False
+    """True until the schema a store creates on first use exists (see ``_schema_on_first_use``)."""
+
+    def _schema_on_first_use(self, wanted: bool) -> None:
+        """Called by a store's constructor: with ``wanted``, create the schema now (the
+        blocking twin) or on the first call that needs it (the non-blocking twin, whose
+        constructor does no I/O)."""
+        self._schema_pending = wanted
+        self._ready()
+
+    @abstractmethod
+    def _create_schema(self) -> None:
+        """Create what the store needs (tables, indexes, constraints), if missing."""
+
+    def _ready(self) -> None:
+        """Run ``_create_schema`` once, on the first call that needs the schema."""
+        if self._schema_pending:
+            lock = self.__dict__.setdefault("_schema_lock", threading.Lock())
+            with lock:
+                if self._schema_pending:
+                    self._create_schema()
+                    self._schema_pending = False
 
     def now(self) -> datetime:
         """The clock's time as aware UTC at microsecond precision (what stores keep)."""
