@@ -58,6 +58,7 @@ def test_fields_are_the_stored_names_values_and_order() -> None:
         "reason": None,
         "conversation_id": None,
         "message_position": None,
+        "original_content": None,
     }
 
 
@@ -71,6 +72,7 @@ def test_round_trip_with_every_optional_field_set() -> None:
         reason="correct",
         conversation_id="c-1",
         message_position=3,
+        original_content="The user likes tea.",
     )
     fields = record_to_fields(record, "k")
     assert fields["created_at"] == -1
