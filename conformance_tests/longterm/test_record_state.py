@@ -139,48 +139,42 @@ BAD_ARGUMENTS = [
 ]
 
 
-@pytest.mark.parametrize(("argument", "bad"), BAD_ARGUMENTS)
-def test_bad_writes_are_rejected_before_any_io(
-    records: BaseMemoryRecordRepository, argument: str, bad: dict[str, object]
-) -> None:
-    call: dict[str, object] = {"namespace": NS, "key": "k", "value": "v", **bad}
-    with pytest.raises(InvalidArgumentError) as err:
-        records.write_state(
-            call["namespace"],  # type: ignore[arg-type]
-            call["key"],  # type: ignore[arg-type]
-            call["value"],  # type: ignore[arg-type]
-            expected_version=call.get("expected_version"),  # type: ignore[arg-type]
-        )
-    assert err.value.argument == argument
+def test_bad_writes_are_rejected_before_any_io(records: BaseMemoryRecordRepository) -> None:
+    for argument, bad in BAD_ARGUMENTS:  # one store for every case: none may write
+        call: dict[str, object] = {"namespace": NS, "key": "k", "value": "v", **bad}
+        with pytest.raises(InvalidArgumentError) as err:
+            records.write_state(
+                call["namespace"],  # type: ignore[arg-type]
+                call["key"],  # type: ignore[arg-type]
+                call["value"],  # type: ignore[arg-type]
+                expected_version=call.get("expected_version"),  # type: ignore[arg-type]
+            )
+        assert err.value.argument == argument, bad
     assert records.list_state(NS) == []
 
 
-@pytest.mark.parametrize(
-    ("argument", "call"),
-    [
-        ("namespace", lambda r: r.read_state("", "k")),
-        ("key", lambda r: r.read_state(NS, "")),
-        ("namespace", lambda r: r.delete_state("bad ns", "k")),
-        ("key", lambda r: r.delete_state(NS, None)),
-        ("expected_version", lambda r: r.delete_state(NS, "k", expected_version=0)),
-        ("namespace", lambda r: r.list_state("*")),
-        ("after", lambda r: r.list_state(NS, after="")),
-        ("after", lambda r: r.list_state(NS, after=3)),
-        ("limit", lambda r: r.list_state(NS, limit=0)),
-        ("limit", lambda r: r.list_state(NS, limit=1001)),
-        ("limit", lambda r: r.list_state(NS, limit=True)),
-        ("limit", lambda r: r.list_state(NS, limit="5")),
-    ],
-)
-def test_bad_reads_and_deletes_are_rejected(
-    records: BaseMemoryRecordRepository,
-    argument: str,
-    call: Callable[[BaseMemoryRecordRepository], object],
-) -> None:
+BAD_CALLS: list[tuple[str, Callable[[BaseMemoryRecordRepository], object]]] = [
+    ("namespace", lambda r: r.read_state("", "k")),
+    ("key", lambda r: r.read_state(NS, "")),
+    ("namespace", lambda r: r.delete_state("bad ns", "k")),
+    ("key", lambda r: r.delete_state(NS, None)),
+    ("expected_version", lambda r: r.delete_state(NS, "k", expected_version=0)),
+    ("namespace", lambda r: r.list_state("*")),
+    ("after", lambda r: r.list_state(NS, after="")),
+    ("after", lambda r: r.list_state(NS, after=3)),
+    ("limit", lambda r: r.list_state(NS, limit=0)),
+    ("limit", lambda r: r.list_state(NS, limit=1001)),
+    ("limit", lambda r: r.list_state(NS, limit=True)),
+    ("limit", lambda r: r.list_state(NS, limit="5")),
+]
+
+
+def test_bad_reads_and_deletes_are_rejected(records: BaseMemoryRecordRepository) -> None:
     records.write_state(NS, "k", "v")
-    with pytest.raises(InvalidArgumentError) as err:
-        call(records)
-    assert err.value.argument == argument
+    for argument, call in BAD_CALLS:
+        with pytest.raises(InvalidArgumentError) as err:
+            call(records)
+        assert err.value.argument == argument
     entry = records.read_state(NS, "k")
     assert entry is not None and entry.version == 1
 

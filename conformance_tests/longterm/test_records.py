@@ -437,24 +437,22 @@ def test_find_by_text_and_min_confidence(
     assert paged == found(min_confidence=0.8) and len(paged) == 3
 
 
-@pytest.mark.parametrize(
-    ("argument", "filters"),
-    [
-        ("text", {"text": ""}),
-        ("text", {"text": "   "}),
-        ("text", {"text": 3}),
-        ("text", {"text": "x" * 2001}),
-        ("text", {"text": "a\x00"}),
-        ("min_confidence", {"min_confidence": 1.5}),
-        ("min_confidence", {"min_confidence": -0.1}),
-        ("min_confidence", {"min_confidence": True}),
-        ("min_confidence", {"min_confidence": "0.5"}),
-        ("min_confidence", {"min_confidence": math.nan}),
-    ],
-)
-def test_bad_find_filters_are_rejected(
-    records: BaseMemoryRecordRepository, argument: str, filters: dict[str, object]
-) -> None:
-    with pytest.raises(InvalidArgumentError) as err:
-        records.find(**filters)  # type: ignore[arg-type]
-    assert err.value.argument == argument
+BAD_FILTERS: list[tuple[str, dict[str, object]]] = [
+    ("text", {"text": ""}),
+    ("text", {"text": "   "}),
+    ("text", {"text": 3}),
+    ("text", {"text": "x" * 2001}),
+    ("text", {"text": "a\x00"}),
+    ("min_confidence", {"min_confidence": 1.5}),
+    ("min_confidence", {"min_confidence": -0.1}),
+    ("min_confidence", {"min_confidence": True}),
+    ("min_confidence", {"min_confidence": "0.5"}),
+    ("min_confidence", {"min_confidence": math.nan}),
+]
+
+
+def test_bad_find_filters_are_rejected(records: BaseMemoryRecordRepository) -> None:
+    for argument, filters in BAD_FILTERS:
+        with pytest.raises(InvalidArgumentError) as err:
+            records.find(**filters)  # type: ignore[arg-type]
+        assert err.value.argument == argument, filters

@@ -93,10 +93,12 @@ def build_memory_tables(table_name: str, dialect: SqlDialect) -> MemoryTables:
         # binary on MySQL, SQLite's BINARY), which ``list_state`` pages by
         sa.Column("namespace", dialect.id_type(), primary_key=True),
         sa.Column("key", dialect.id_type(), primary_key=True),
-        sa.Column("value", dialect.text_type(), nullable=False),
+        sa.Column("value", dialect.text_type(), nullable=True),  # Oracle keeps "" as NULL
         sa.Column("version", sa.BigInteger, nullable=False),
         sa.Column("updated_at", dialect.timestamp_type(), nullable=False),
     )
+    if dialect.name == "mssql":
+        state.primary_key.dialect_kwargs["mssql_clustered"] = False  # two ids: > 900 bytes
     return MemoryTables(md, t, indexes, state)
 
 
@@ -331,7 +333,7 @@ def state_from_row(row: Any) -> StateEntry:
     return StateEntry(
         namespace=row["namespace"],
         key=row["key"],
-        value=row["value"],
+        value=row["value"] or "",
         version=int(row["version"]),
         updated_at=updated,
     )
