@@ -29,6 +29,8 @@ from chatmem.testing.harness import Harness, ServerInfo, unique_suffix
 from chatmem.testing.plugin import twin_of
 from chatmem.testing.twins import BOTH, TWINS, Blocking, LoopThread
 
+from . import _pool
+
 HERE = Path(__file__).parent
 SQL_BACKENDS = ("sqlite", "postgres", "mariadb", "mssql", "oracle")
 RECORD_SUITE = (
@@ -308,6 +310,7 @@ def make_records(
     under test, or another handle on the same data as ``shared_with``; in the async twin's
     run a blocking view of the async store."""
     made: list[BaseMemoryRecordRepository] = []
+    pooled: list[dict[str, Any]] = []  # the names of made[0], when it may be handed on
     memory_stores: dict[int, BaseMemoryRecordRepository] = {}
     loop: LoopThread | None = request.getfixturevalue("twin_loop") if twin == "async" else None
     clients = request.getfixturevalue("async_clients") if twin == "async" else {}
@@ -326,9 +329,13 @@ def make_records(
                 repo = RecordsView(twin_store, loop)  # type: ignore[assignment]
             memory_stores[id(repo)] = repo
         else:
+            default = not made and shared_with is None and not set(options) - {"clock"}
+            reused = _pool.take(server, harness.name) if default else None
             options.setdefault("initialize_schema", "always")
-            for name, value in store_options(harness.name, shared_with).items():
+            for name, value in (reused or store_options(harness.name, shared_with)).items():
                 options.setdefault(name, value)
+            if default:
+                pooled.append({k: options[k] for k in store_options(harness.name, None)})
             if loop is None:
                 repo = open_store(server, harness.name, **options)
             else:
@@ -338,6 +345,8 @@ def make_records(
         return repo
 
     yield make
+    if pooled and _pool.give_back(server, harness.name, pooled[0]):
+        return
     if made and harness.name != "memory":
         first = made[0]
         if isinstance(first, RecordsView):  # drop what it made through a sync handle
