@@ -124,6 +124,25 @@ class AsyncMysqlFastPath:
         return stmt
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
+        return await self._append(cid, messages, None) is not None
+
+    async def append_and_read_window(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message] | None:
+        """The append's query with the window read before its COMMIT: the read's snapshot
+        starts after the reserve took the conversation row's lock, so it holds every append
+        committed before this one, and this one."""
+        rows = await self._append(cid, messages, non_system_limit)
+        if rows is None:
+            return None
+        rows.sort(key=itemgetter(0))
+        return self.cache.get_many(rows, decode_row)
+
+    async def _append(
+        self, cid: str, messages: Sequence[Message], limit: int | None
+    ) -> list[Any] | None:
+        """One query: reserve, insert, the window read when ``limit`` is set, COMMIT. The
+        window's rows (``[]`` without ``limit``), or None when it lost a race."""
         k, key = len(messages), cid.encode("utf-8")
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         row: dict[str, Any] = {"cid": key}
@@ -131,17 +150,22 @@ class AsyncMysqlFastPath:
             r = to_row(cid, i, m)
             row[f"b{i}"], row[f"s{i}"], row[f"t{i}"] = k - i, r["is_system"], r["message_type"]
             row[f"c{i}"], row[f"p{i}"], row[f"ts{i}"] = r["content"], r["payload"], r["created_at"]
-        query, params = self._bind(
-            (self.reserve, {"cid": key, "k": k, "now": now}), (self._insert(k), row)
-        )
+        parts = [(self.reserve, {"cid": key, "k": k, "now": now}), (self._insert(k), row)]
+        if limit is not None:
+            parts.append((self.window, {"cid": key, "n": limit}))
+        query, params = self._bind(*parts)
+        rows: list[Any] = []
         try:
             async with self._cursor(query, "appending") as cur:
                 await cur.execute(query, params)
-                while await cur.nextset():
-                    pass
+                while True:
+                    if cur.description:  # the window read's result
+                        rows = list(await cur.fetchall())
+                    if not await cur.nextset():
+                        break
         except LostRace:
-            return False
-        return True
+            return None
+        return rows
 
     @asynccontextmanager
     async def _cursor(self, query: str, what: str) -> AsyncIterator[Any]:

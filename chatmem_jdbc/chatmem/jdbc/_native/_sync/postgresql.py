@@ -80,6 +80,28 @@ class PsycopgFastPath:
             return False
         return True
 
+    def append_and_read_window(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message] | None:
+        """The append and the window read sent together in pipeline mode: one round trip.
+        The read is its own statement, so its snapshot is taken after the append holds the
+        conversation row's lock and holds every write committed before it (one statement
+        reading beside a data-modifying CTE would read a snapshot from before that lock, and
+        miss a writer that committed while it waited)."""
+        rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
+        params = self.append_sql.params(**self.dialect.append_parameters(cid, rows, trim_to))
+        read = self.window.params(cid=cid, n=non_system_limit)
+        try:
+            with self._cursor(self.append_sql, "appending") as cur:
+                conn = cur.connection
+                with conn.pipeline(), conn.cursor() as window:
+                    cur.execute(self.append_sql.sql, params)
+                    window.execute(self.window.sql, read)
+                    found = window.fetchall()
+        except LostRace:
+            return None
+        return self.cache.get_many(found, decode_row)
+
     @contextmanager
     def _cursor(self, stmt: Compiled, what: str) -> Iterator[Any]:
         """A cursor in autocommit on the kept connection (or a pooled one when it is busy:
