@@ -131,11 +131,7 @@ end
 """
 )
 
-APPEND = (
-    _PRELUDE
-    + r"""
--- ARGV[5] = trim_to (0: none); triples from ARGV[6]. Returns the first new position.
-local start = push(6)
+_TRIM = r"""
 local trim = tonumber(ARGV[5])
 if trim > 0 then
   -- Trim in batches (once the log holds twice the bound) so a steady turn deletes nothing.
@@ -148,8 +144,27 @@ if trim > 0 then
   end
 end
 finish()
-return start
 """
+
+APPEND = (
+    _PRELUDE
+    + r"""
+-- ARGV[5] = trim_to (0: none); triples from ARGV[6]. Returns the first new position.
+local start = push(6)
+"""
+    + _TRIM
+    + "return start\n"
+)
+
+APPEND_AND_TAIL = (
+    _PRELUDE
+    + r"""
+-- APPEND, then the log's newest ARGV[6] entries (what a window read takes: the system
+-- messages sort last); triples from ARGV[7]. Returns {the first new position, entries}.
+local start = push(7)
+"""
+    + _TRIM
+    + "return {start, redis.call('ZRANGE', logk, -tonumber(ARGV[6]), -1)}\n"
 )
 
 SAVE_ALL = (
