@@ -120,6 +120,18 @@ def test_a_turn_is_one_query_per_read_and_per_append(repository: Repo) -> None:
     assert [m.position for m in stored] == list(range(36))
 
 
+def test_add_and_get_is_one_query(repository: Repo) -> None:
+    """Under ``keep_history`` the add and the window read go as one multi-statement query
+    (reserve, insert, the window SELECT, COMMIT), and return what ``get`` then reads."""
+    memory = MessageWindowChatMemory(repository, max_messages=4, keep_history=True)
+    memory.add("one", [UserMessage("u0"), AssistantMessage("a0"), UserMessage("u1")])
+    with count_queries() as sent:
+        window = memory.add_and_get("one", AssistantMessage("a1"))
+    assert len(sent) == 1 and "LAST_INSERT_ID" in sent[0].upper(), sent
+    assert "SELECT" in sent[0].upper() and sent[0].upper().endswith(";COMMIT"), sent
+    assert window == memory.get("one") and [m.text for m in window] == ["u0", "a0", "u1", "a1"]
+
+
 def test_an_engine_made_elsewhere_keeps_one_statement_per_trip(server: ServerInfo) -> None:
     """Without multi-statement connections (an engine the application made itself) the
     repository runs its statements one by one, with the same results."""
