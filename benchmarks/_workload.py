@@ -25,7 +25,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from chatmem.core import AssistantMessage, ChatTurn, Message, MessageWindowChatMemory, UserMessage
+from chatmem.core import (
+    AssistantMessage,
+    ChatTurn,
+    Message,
+    MessageType,
+    MessageWindowChatMemory,
+    UserMessage,
+)
 from chatmem.core.backend import encode_json
 
 WINDOW = 20
@@ -179,6 +186,21 @@ class ChatmemContender:
         pass
 
 
+class AddAndGetContender(ChatmemContender):
+    """The window memory's turn with its second add and the read in one call:
+    ``memory.add(user)`` then ``memory.add_and_get(reply)``, which returns what ``get``
+    would after the ``add`` (one round trip where the store allows, two in all)."""
+
+    def __init__(self, repository: Any, name: str = "chatmem add_and_get") -> None:
+        super().__init__(repository, name)
+        self.mode = "add + add_and_get"
+        self.memory = MessageWindowChatMemory(repository, max_messages=WINDOW, keep_history=True)
+
+    def turn(self, cid: str, user: Message, reply: Message) -> Sequence[Any]:
+        self.memory.add(cid, user)
+        return self.memory.add_and_get(cid, reply)  # type: ignore[no-any-return]
+
+
 class ChatTurnContender(ChatmemContender):
     """The same turn through ``ChatTurn(repo, cid, last=20)``: one bounded read of the
     window before the model call, then one ``append`` of the user and assistant messages on
@@ -213,6 +235,43 @@ class Floor:
 
     def close(self) -> None:
         pass
+
+
+class GuardedFloor(Floor):
+    """Base of the guarded floors: the bare driver doing chatmem's read shape (every system
+    message kept, then the newest ``WINDOW`` others, in conversation order) with the cheapest
+    per-conversation ordering that is correct under concurrent writers: positions follow
+    commit order (no reader sees position n + 1 before n), and no append can land inside a
+    concurrent replace. Each backend's docstring says how its ordering gets there."""
+
+    name = "guarded floor"
+    kind = "guarded"
+
+
+class PipelinedFloor(GuardedFloor):
+    """A guarded floor whose second append and window read share one round trip: the floor
+    ``add_and_get`` is measured against (a backend without one measures it against its
+    guarded floor)."""
+
+    name = "pipelined floor"
+    kind = "pipelined"
+
+
+def is_system(message: Message) -> bool:
+    """Whether a floor files ``message`` with the system messages its window always keeps."""
+    return message.message_type is MessageType.SYSTEM
+
+
+def _first(row: tuple[int, Any]) -> int:
+    return row[0]
+
+
+def merge_window(systems: Sequence[tuple[int, str]], tail: Sequence[tuple[int, str]]) -> list[Any]:
+    """The guarded window from (position, JSON) pairs: the system ones and the newest others
+    (``tail``, in any order), decoded in position order (a stable sort: system messages
+    that share a position keep their order)."""
+    rows = sorted([*systems, *tail], key=_first) if systems else sorted(tail, key=_first)
+    return [json.loads(content) for _, content in rows]
 
 
 @dataclass

@@ -42,6 +42,17 @@ def _clean(reason: str) -> str:
     return re.sub(r" \(/[^)]*\)", "", reason)  # file paths of this machine say nothing
 
 
+def _guarded(row: dict[str, Any]) -> str:
+    """The ratio to the guarded floor; ``add_and_get``'s is to the pipelined floor (marked
+    p), or to the guarded one where the backend has no pipelined floor (marked g)."""
+    if "ratio_to_pipelined_floor" in row:
+        mark = "p" if row.get("pipelined_floor") else "g"
+        return f"{_r(row['ratio_to_pipelined_floor'])} {mark}"
+    if "ratio_to_guarded_floor" not in row:  # results from before the guarded floor
+        return "n/a"
+    return _r(row["ratio_to_guarded_floor"])
+
+
 def table(results: dict[str, Any]) -> str:
     """One row per backend and contender: turns/s and ratio at each H, reads at the top H."""
     hs: list[int] = results["settings"]["H"]
@@ -52,11 +63,11 @@ def table(results: dict[str, Any]) -> str:
         servers[row["backend"]] = row["server"]
     head_h = " / ".join(f"{h:,}" for h in hs)
     lines = [
-        f"| backend | contender | turns/s, H = {head_h} | x floor, H = {head_h} "
-        f"| msgs / KB read per turn, H = {hs[-1]:,} |",
-        "|---|---|---|---|---:|",
+        f"| backend | contender | turns/s, H = {head_h} | x naive floor, H = {head_h} "
+        f"| x guarded floor, H = {head_h} | msgs / KB read per turn, H = {hs[-1]:,} |",
+        "|---|---|---|---|---|---:|",
     ]
-    order = {"chatmem": 0, "floor": 1, "peer": 2}
+    order = {"chatmem": 0, "floor": 1, "guarded": 2, "pipelined": 3, "peer": 4}
     keys = sorted(
         by, key=lambda k: (list(servers).index(k[0]), order[next(iter(by[k].values()))["kind"]])
     )
@@ -64,6 +75,7 @@ def table(results: dict[str, Any]) -> str:
         cells = by[(backend, contender)]
         tps = " / ".join(_n(cells[h]["turns_per_s"]) if h in cells else "n/a" for h in hs)
         ratio = " / ".join(_r(cells[h]["ratio_to_floor"]) if h in cells else "n/a" for h in hs)
+        guarded = " / ".join(_guarded(cells[h]) if h in cells else "n/a" for h in hs)
         last = cells.get(hs[-1])
         reads = "n/a"
         if last:
@@ -71,7 +83,9 @@ def table(results: dict[str, Any]) -> str:
             if last.get("wire_bytes_read_per_turn") is not None:  # what the driver received
                 reads += f" (replies {last['wire_bytes_read_per_turn'] / 1024:,.1f})"
         name = f"**{contender}**" if contender.startswith("chatmem") else contender
-        lines.append(f"| {short_server(servers[backend])} | {name} | {tps} | {ratio} | {reads} |")
+        lines.append(
+            f"| {short_server(servers[backend])} | {name} | {tps} | {ratio} | {guarded} | {reads} |"
+        )
     return "\n".join(lines)
 
 
@@ -113,7 +127,10 @@ def section(results: dict[str, Any], image: str) -> str:
             "",
             "Servers: "
             + "; ".join(sorted({r["server"] for r in results["rows"]}))
-            + ". Ratios are to the floor of the same backend in the same run.",
+            + ". Ratios are to the floors of the same backend in the same run; for **chatmem "
+            "add_and_get** the guarded column is its ratio to the pipelined floor (p: its "
+            "second append and window read in one round trip) or, where the backend has "
+            "none, to the guarded floor (g).",
             "",
             f"![turns/s against history length, per backend]({image})",
             "",
@@ -139,8 +156,16 @@ def plot(results: dict[str, Any], path: Path) -> None:
     cols = min(n, 4)
     rows = (n + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-    style = {"chatmem": ("C0", "-", 2.6), "floor": ("black", "--", 1.6)}
-    by_name = {"chatmem ChatTurn": ("C0", "-.", 2.0)}
+    style = {
+        "chatmem": ("C0", "-", 2.6),
+        "floor": ("black", "--", 1.6),
+        "guarded": ("dimgray", "-", 1.6),
+        "pipelined": ("darkgray", "-.", 1.4),
+    }
+    by_name = {
+        "chatmem ChatTurn": ("C0", "-.", 2.0),
+        "chatmem add_and_get": ("C0", ":", 2.0),
+    }
     for ax, (backend, contenders) in zip(axes.flat, series.items(), strict=False):
         for i, (name, points) in enumerate(sorted(contenders.items())):
             points.sort()

@@ -8,10 +8,14 @@ option: the same storage work). The floor (``benchmarks/backends/<name>.py``) is
 driver doing the same work in its best form: the same durability settings, store-assigned
 order, the same JSON payload per message, the window of 20 read and decoded (each floor's
 docstring says how; the MongoDB one counts positions in the client, as the stand-in offers
-nothing else in one round trip). Peers (``benchmarks/peers.py``) read their whole history.
+nothing else in one round trip). Beside it each backend has a guarded floor
+(``make_guarded_floor``: chatmem's read shape, system messages kept, and an order correct
+under concurrent writers) and may have a pipelined floor (``make_pipelined_floor``: the
+guarded floor's second append and read in one round trip), which ``add_and_get`` is measured
+against. Peers (``benchmarks/peers.py``) read their whole history.
 
 Rounds alternate between contenders (rotated order) so all see the same machine noise; the
-reported turns/s is the median of the rounds, the ratio is to the floor of the same run.
+reported turns/s is the median of the rounds, the ratios are to the floors of the same run.
 Msgs and bytes read per turn are counted on one untimed turn (see ``_workload``).
 
 Usage: python -m benchmarks.run [backend ...] [--quick] [--async] [--no-peers] [--out FILE]
@@ -39,6 +43,7 @@ from benchmarks._workload import (
     H_VALUES,
     WINDOW,
     WIRE,
+    AddAndGetContender,
     ChatmemContender,
     ChatTurnContender,
     accepts_keep_history,
@@ -48,6 +53,7 @@ from benchmarks._workload import (
 from benchmarks._workload import make_messages as _make_messages
 from benchmarks.async_load import run_async
 from benchmarks.peers import NotRun, build_peers, explain
+from chatmem.core import MessageWindowChatMemory
 from chatmem.testing.harness import Unavailable, unique_suffix
 from chatmem.testing.plugin import load_harness, provision
 
@@ -109,14 +115,14 @@ def _cleanup(what: str, close: Any) -> None:
         print(f"cleanup of {what} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
-def _warm_server(harness: Any, server: Any, floor: Any, args: argparse.Namespace) -> None:
+def _warm_server(harness: Any, server: Any, floors: list[Any], args: argparse.Namespace) -> None:
     """Untimed turns of chatmem and the floor before the first H: a JVM server (Neo4j,
     Cassandra) compiles its hot paths during the first seconds, which would otherwise land
     on whichever H is measured first."""
     repo = harness.make_repository(server)
     try:
         measure(
-            [ChatmemContender(repo), ChatTurnContender(repo), floor],
+            [ChatmemContender(repo), ChatTurnContender(repo), *floors],
             _make_messages(10),
             turns=10**6,
             rounds=1,
@@ -139,14 +145,18 @@ def bench_backend(
     not_run: list[NotRun] = []
     async_rows: list[dict[str, Any]] = []
     try:
-        floor = importlib.import_module(f"benchmarks.backends.{name}").make_floor(server)
+        module = importlib.import_module(f"benchmarks.backends.{name}")
+        floors = [module.make_floor(server), module.make_guarded_floor(server)]
+        if hasattr(module, "make_pipelined_floor"):
+            floors.append(module.make_pipelined_floor(server))
         peers, not_run = build_peers(name, server) if args.peers else ([], [])
-        _warm_server(harness, server, floor, args)
+        _warm_server(harness, server, floors, args)
         for h in args.h:
             repo = harness.make_repository(server)
-            chat = ChatmemContender(repo)
-            chat_turn = ChatTurnContender(repo)
-            contenders: list[Any] = [chat, chat_turn, floor]
+            contenders: list[Any] = [ChatmemContender(repo), ChatTurnContender(repo)]
+            if hasattr(MessageWindowChatMemory, "add_and_get"):
+                contenders.append(AddAndGetContender(repo))
+            contenders += floors
             seed = _make_messages(h)
             contenders += peers
             measured = measure(
@@ -158,7 +168,8 @@ def bench_backend(
                 warmup=args.warmup,
                 new_cid=functools.partial(_new_cid, h),
             )
-            floor_tps = next(m.turns_per_s for m in measured if m.contender.kind == "floor")
+            tps = {m.contender.kind: m.turns_per_s for m in measured}
+            floor_tps, guarded_tps = tps["floor"], tps["guarded"]
             for m in measured:
                 if m.failed is not None:
                     not_run.append(NotRun(m.contender.name, explain(m.contender.name, m.failed)))
@@ -172,6 +183,7 @@ def bench_backend(
                     "H": h,
                     "turns_per_s": round(m.turns_per_s, 1),
                     "ratio_to_floor": round(m.turns_per_s / floor_tps, 3),
+                    "ratio_to_guarded_floor": round(m.turns_per_s / guarded_tps, 3),
                     "msgs_read_per_turn": m.msgs_read,
                     "bytes_read_per_turn": m.bytes_read,
                     "wire_bytes_read_per_turn": m.wire_bytes_read if WIRE.measures(name) else None,
@@ -181,17 +193,23 @@ def bench_backend(
                 }
                 if m.contender.kind == "chatmem":
                     row["mode"] = m.contender.mode
+                if isinstance(m.contender, AddAndGetContender):  # one round trip per pair
+                    against = "pipelined" if "pipelined" in tps else "guarded"
+                    row["pipelined_floor"] = against == "pipelined"
+                    row["ratio_to_pipelined_floor"] = round(m.turns_per_s / tps[against], 3)
                 rows.append(row)
                 print(
                     f"{name:<9} H={h:<6} {m.contender.name[:46]:<46} {m.turns_per_s:9.1f} "
-                    f"turns/s  x{row['ratio_to_floor']:<6} {m.msgs_read:>6} msgs "
+                    f"turns/s  x{row['ratio_to_floor']:<6} g{row['ratio_to_guarded_floor']:<6} "
+                    f"{m.msgs_read:>6} msgs "
                     f"{m.bytes_read:>9} B/turn",
                     flush=True,
                 )
             _cleanup(f"{name} chatmem H={h}", lambda repo=repo: harness.cleanup(server, repo))
         for peer in peers:
             _cleanup(f"{name} {peer.name}", peer.close)
-        _cleanup(f"{name} floor", floor.close)
+        for floor in floors:
+            _cleanup(f"{name} {floor.name}", floor.close)
         if args.async_:
             async_rows = run_async(name, harness, server, quick=args.quick)
     finally:

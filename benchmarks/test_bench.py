@@ -39,7 +39,7 @@ def test_every_backend_has_chatmem_and_floor_at_every_h(results: dict[str, Any])
     seen = {(r["backend"], r["contender"], r["H"]) for r in results["rows"]}
     for backend in ("sqlite", "memory"):
         for h in H:
-            for contender in ("chatmem", "chatmem ChatTurn", "floor"):
+            for contender in ("chatmem", "chatmem ChatTurn", "floor", "guarded floor"):
                 assert (backend, contender, h) in seen
 
 
@@ -51,10 +51,13 @@ def test_rows_are_positive_and_chatmem_reads_its_window(results: dict[str, Any])
         assert row["conversations_seeded"] >= 1
         # every added message is kept, and H stays H within 10% or 10 messages
         assert row["H"] < row["max_stored_during_turns"] <= row["H"] + max(10, row["H"] // 10)
-        if row["kind"] in ("chatmem", "floor"):  # the window, never more
+        assert row["ratio_to_guarded_floor"] > 0
+        if row["kind"] in ("chatmem", "floor", "guarded"):  # the window, never more
             assert min(WINDOW, row["H"] + 2) <= row["msgs_read_per_turn"] <= WINDOW
     floors = [r for r in results["rows"] if r["kind"] == "floor"]
     assert all(r["ratio_to_floor"] == 1.0 for r in floors)
+    guarded = [r for r in results["rows"] if r["kind"] == "guarded"]
+    assert guarded and all(r["ratio_to_guarded_floor"] == 1.0 for r in guarded)
 
 
 def test_chatmem_really_stores_h(results: dict[str, Any]) -> None:

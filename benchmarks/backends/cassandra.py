@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks._workload import WINDOW, Floor, payload
+from benchmarks._workload import WINDOW, Floor, GuardedFloor, is_system, merge_window, payload
 from chatmem.core import Message
 from chatmem.testing.harness import ServerInfo, unique_suffix
 
@@ -25,12 +25,12 @@ from chatmem.testing.harness import ServerInfo, unique_suffix
 class CassandraFloor(Floor):
     """Positions from a static sequence advanced by one conditional batch per append."""
 
-    def __init__(self, server: ServerInfo) -> None:
+    def __init__(self, server: ServerInfo, columns: str = "") -> None:
         self.session: Any = server.extra["session"]
         self.table = f'"{server.extra["keyspace"]}"."floor_{unique_suffix()}"'
         self.session.execute(
-            f"CREATE TABLE {self.table} (cid text, pos bigint, nxt bigint static, content text,"
-            " PRIMARY KEY ((cid), pos)) WITH CLUSTERING ORDER BY (pos DESC)"
+            f"CREATE TABLE {self.table} (cid text, pos bigint, nxt bigint static, content text"
+            f"{columns}, PRIMARY KEY ((cid), pos)) WITH CLUSTERING ORDER BY (pos DESC)"
         )
         self.insert = self.session.prepare(
             f"INSERT INTO {self.table} (cid, pos, content) VALUES (?, ?, ?)"
@@ -42,20 +42,24 @@ class CassandraFloor(Floor):
             f"SELECT content FROM {self.table} WHERE cid = ? LIMIT {WINDOW}"
         )
         self.next: dict[str, int | None] = {}
+        self.put_system: Any = None
 
-    def _append(self, cid: str, contents: list[str]) -> None:
+    def _append(self, cid: str, contents: list[str], system: str | None = None) -> None:
         from cassandra.query import BatchStatement, BatchType
 
         while True:
             n = self.next.get(cid)
             start = n or 0
+            taken = len(contents) + (system is not None)
             batch = BatchStatement(batch_type=BatchType.UNLOGGED)
-            batch.add(self.advance, (start + len(contents), cid, n))
+            batch.add(self.advance, (start + taken, cid, n))
             for i, content in enumerate(contents):
                 batch.add(self.insert, (cid, start + i, content))
+            if system is not None:  # only the guarded floor files one (its static map)
+                batch.add(self.put_system, (start, system, cid))
             result = self.session.execute(batch)
             if result.was_applied:
-                self.next[cid] = start + len(contents)
+                self.next[cid] = start + taken
                 return
             self.next[cid] = result.one().nxt
 
@@ -76,3 +80,50 @@ class CassandraFloor(Floor):
 
 def make_floor(server: ServerInfo) -> CassandraFloor:
     return CassandraFloor(server)
+
+
+class CassandraGuardedFloor(CassandraFloor, GuardedFloor):
+    """The naive floor's order is already the guarded one (the conditional batch on the
+    static sequence orders appends and fences a replace that takes the same guard). What
+    this floor adds is the read shape: system messages live in a static map on the
+    partition (position -> JSON), set in the same conditional batch, so the one
+    ``SELECT ... LIMIT 20`` returns them with every row at no extra read."""
+
+    name = GuardedFloor.name
+    kind = GuardedFloor.kind
+
+    def __init__(self, server: ServerInfo) -> None:
+        super().__init__(server, columns=", sys map<bigint, text> static")
+        self.put_system = self.session.prepare(f"UPDATE {self.table} SET sys[?] = ? WHERE cid = ?")
+        self.select = self.session.prepare(
+            f"SELECT pos, content, sys FROM {self.table} WHERE cid = ? LIMIT {WINDOW}"
+        )
+
+    def seed(self, cid: str, messages: Sequence[Message]) -> None:
+        rows: list[str] = []
+        for m in messages:
+            if is_system(m) or len(rows) == 200:
+                self._append(cid, rows)
+                rows = []
+            if is_system(m):
+                self._append_one(cid, m)
+            else:
+                rows.append(payload(m))
+        self._append(cid, rows)
+
+    def _append_one(self, cid: str, message: Message) -> None:
+        if is_system(message):
+            self._append(cid, [], system=payload(message))
+        else:
+            self._append(cid, [payload(message)])
+
+    def turn(self, cid: str, user: Message, reply: Message) -> list[Any]:
+        self._append_one(cid, user)
+        self._append_one(cid, reply)
+        rows = list(self.session.execute(self.select, (cid,)))
+        systems = sorted((rows[0].sys or {}).items()) if rows else []
+        return merge_window(systems, [(r.pos, r.content) for r in rows if r.content is not None])
+
+
+def make_guarded_floor(server: ServerInfo) -> CassandraGuardedFloor:
+    return CassandraGuardedFloor(server)

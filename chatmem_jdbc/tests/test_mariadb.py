@@ -99,25 +99,39 @@ def test_an_add_is_one_upsert_and_one_insert(repository: Repo, server: ServerInf
     assert 0 < trims < 30
     with count_queries() as sent:
         window = memory.get("one")
-    assert len(sent) == 1 and sent[0].upper().endswith(";COMMIT"), sent
+    # the kept connection is in autocommit: the read is its SELECT alone
+    assert len(sent) == 1 and sent[0].startswith("SELECT") and ";" not in sent[0], sent
     assert [m.text for m in window] == ["u28", "a28", "u29", "a29"]
 
 
 def test_a_turn_is_one_query_per_read_and_per_append(repository: Repo) -> None:
     """On an engine ``make_engine`` made, the bounded read and the append each go as one
-    multi-statement query ending in COMMIT, and no ROLLBACK follows (the connection goes back
-    to the pool with no open transaction)."""
+    query on the kept connection in autocommit: the read its SELECT alone, the append one
+    multi-statement transaction (START TRANSACTION .. COMMIT)."""
     repository.save_all("turn", [UserMessage(f"m{i}") for i in range(30)])
     for i in range(3):
         with count_queries() as sent, ChatTurn(repository, "turn", last=20) as turn:
             assert len(turn.history) == 20
             turn.append([UserMessage(f"u{i}"), AssistantMessage(f"a{i}")])
         assert len(sent) == 2, sent
-        assert sent[0].startswith("SELECT") and sent[0].upper().endswith(";COMMIT"), sent
+        assert sent[0].startswith("SELECT") and ";" not in sent[0], sent
+        assert sent[1].upper().startswith("START TRANSACTION;"), sent
         assert "LAST_INSERT_ID" in sent[1].upper() and sent[1].upper().endswith(";COMMIT")
     stored = repository.find_by_conversation_id("turn")
     assert [m.text for m in stored[-6:]] == ["u0", "a0", "u1", "a1", "u2", "a2"]
     assert [m.position for m in stored] == list(range(36))
+
+
+def test_add_and_get_is_one_query(repository: Repo) -> None:
+    """Under ``keep_history`` the add and the window read go as one multi-statement query
+    (reserve, insert, the window SELECT, COMMIT), and return what ``get`` then reads."""
+    memory = MessageWindowChatMemory(repository, max_messages=4, keep_history=True)
+    memory.add("one", [UserMessage("u0"), AssistantMessage("a0"), UserMessage("u1")])
+    with count_queries() as sent:
+        window = memory.add_and_get("one", AssistantMessage("a1"))
+    assert len(sent) == 1 and "LAST_INSERT_ID" in sent[0].upper(), sent
+    assert "SELECT" in sent[0].upper() and sent[0].upper().endswith(";COMMIT"), sent
+    assert window == memory.get("one") and [m.text for m in window] == ["u0", "a0", "u1", "a1"]
 
 
 def test_an_engine_made_elsewhere_keeps_one_statement_per_trip(server: ServerInfo) -> None:

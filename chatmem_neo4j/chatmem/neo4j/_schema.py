@@ -201,16 +201,18 @@ CALL {{
     def _delete_all(self) -> str:
         return self._delete_where(f"MATCH (s)-[:{HAS_MESSAGE}]->(old:{_q(self.message)})")
 
-    def _returns(self) -> str:
+    def _returns(self, with_next: bool = False) -> str:
         """One record: ``rows``, a list with one entry per message ``m`` in position order,
         ``[position, type, text, created_at_micros, parts]``. ``parts`` is null for a
         message without part nodes (one degree check instead of four expansions), else
         ``[metadata, tool_calls, tool_responses, media]``, each collected by a pattern
         comprehension, so a message is never multiplied by its parts. One record instead
-        of one per message roughly halves the driver's decoding work."""
+        of one per message roughly halves the driver's decoding work. ``with_next`` adds
+        the session's ``next_position`` to the record."""
+        keep, head = ("s, ", "s.next_position AS next_position, ") if with_next else ("", "")
         return f"""
-WITH m ORDER BY m.position
-RETURN collect([
+WITH {keep}m ORDER BY m.position
+RETURN {head}collect([
   m.position, m.type, m.text,
   m.created_at.epochMillis * 1000 + m.created_at.microsecond % 1000,
   CASE WHEN COUNT {{ (m)-[:{PART_RELATIONSHIPS}]->() }} = 0 THEN null ELSE [
@@ -303,6 +305,20 @@ RETURN s.conversation_id AS id ORDER BY id LIMIT $limit"""
             self._reserve()
             + self._create_messages(shape)
             + "\nRETURN s.next_position AS next_position"
+        )
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019
+    @_statement
+    def append_and_load_window(self, shape: Shape) -> str:
+        """``append`` then ``load_window`` in one statement (params: cid, messages, n): the
+        window read follows the writes in the same query, so it sees them, under the lock
+        the reservation took; returns ``next_position`` and ``rows``."""
+        return (
+            self._reserve()
+            + self._create_messages(shape)
+            + "\nWITH s"
+            + self._window()
+            + self._returns(with_next=True)
         )
 
     @_statement

@@ -11,9 +11,11 @@ score = position, plus ``SYSTEM_OFFSET`` for system messages so that they sort a
 other message. Reads are then plain ``ZRANGE``s, no script: the last ``k + s`` members are
 the last ``k`` other messages and all ``s`` system messages. The documents only feed the
 search index. Every write ends in ``finish()``: an emptied conversation is removed from the
-id set; a live one is listed and, with a TTL, every key it owns (counter, log, pending
-documents, every document) has one expiry, so a conversation expires whole, never head
-first (and no document outlives its log to fill a search's ``LIMIT``).
+id set; a live one is listed (an append lists only a conversation its sequence starts, and
+checks no existence: the log it just wrote exists) and, with a TTL, every key it owns
+(counter, log, pending documents, every document) has one expiry, so a conversation
+expires whole, never head first (and no document outlives its log to fill a search's
+``LIMIT``).
 
 That expiry is never less than one TTL after the last write, and at most ``TTL_SLACK`` more:
 a write that finds it due within one TTL sets every key to TTL + slack (touching every
@@ -95,13 +97,19 @@ local function push(first)
   return start
 end
 
-local function finish()
-  if redis.call('EXISTS', logk) == 0 then
-    redis.call('DEL', seqk, pendk)
-    redis.call('ZREM', ids, cid)
-    return
+-- appended: the first position an append took (its log exists then, and the id set holds
+-- the conversation unless its sequence was new); nil after any other write
+local function finish(appended)
+  if appended == nil then
+    if redis.call('EXISTS', logk) == 0 then
+      redis.call('DEL', seqk, pendk)
+      redis.call('ZREM', ids, cid)
+      return
+    end
+    redis.call('ZADD', ids, 0, cid)
+  elseif appended == 0 then
+    redis.call('ZADD', ids, 0, cid)
   end
-  redis.call('ZADD', ids, 0, cid)
   local function apply(fn)
     fn(seqk)
     fn(logk)
@@ -131,11 +139,7 @@ end
 """
 )
 
-APPEND = (
-    _PRELUDE
-    + r"""
--- ARGV[5] = trim_to (0: none); triples from ARGV[6]. Returns the first new position.
-local start = push(6)
+_TRIM = r"""
 local trim = tonumber(ARGV[5])
 if trim > 0 then
   -- Trim in batches (once the log holds twice the bound) so a steady turn deletes nothing.
@@ -147,9 +151,28 @@ if trim > 0 then
     redis.call('ZREMRANGEBYRANK', logk, 0, extra - 1)
   end
 end
-finish()
-return start
+finish(start)
 """
+
+APPEND = (
+    _PRELUDE
+    + r"""
+-- ARGV[5] = trim_to (0: none); triples from ARGV[6]. Returns the first new position.
+local start = push(6)
+"""
+    + _TRIM
+    + "return start\n"
+)
+
+APPEND_AND_TAIL = (
+    _PRELUDE
+    + r"""
+-- APPEND, then the log's newest ARGV[6] entries (what a window read takes: the system
+-- messages sort last); triples from ARGV[7]. Returns {the first new position, entries}.
+local start = push(7)
+"""
+    + _TRIM
+    + "return {start, redis.call('ZRANGE', logk, -tonumber(ARGV[6]), -1)}\n"
 )
 
 SAVE_ALL = (

@@ -84,6 +84,19 @@ class AsyncMessageWindowChatMemory:
             return await repo.window_get(conversation_id, self.max_messages)
         return await repo.find_by_conversation_id(validate_conversation_id(conversation_id))
 
+    async def add_and_get(
+        self, conversation_id: str, messages: Message | Sequence[Message]
+    ) -> list[Message]:
+        """``add`` then ``get`` in one call, with exactly their result: the window after the
+        add. A chatmem store does both in one round trip where it can."""
+        repo = self.repository
+        if isinstance(repo, AsyncBaseChatMemoryRepository):
+            return await repo.window_add_and_get(
+                conversation_id, messages, self.max_messages, keep_history=self.keep_history
+            )
+        await self.add(conversation_id, messages)
+        return await self.get(conversation_id)
+
     async def clear(self, conversation_id: str) -> None:
         """Forget the conversation."""
         await self.repository.delete_by_conversation_id(validate_conversation_id(conversation_id))

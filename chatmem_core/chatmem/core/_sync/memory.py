@@ -86,6 +86,19 @@ class MessageWindowChatMemory:
             return repo.window_get(conversation_id, self.max_messages)
         return repo.find_by_conversation_id(validate_conversation_id(conversation_id))
 
+    def add_and_get(
+        self, conversation_id: str, messages: Message | Sequence[Message]
+    ) -> list[Message]:
+        """``add`` then ``get`` in one call, with exactly their result: the window after the
+        add. A chatmem store does both in one round trip where it can."""
+        repo = self.repository
+        if isinstance(repo, BaseChatMemoryRepository):
+            return repo.window_add_and_get(
+                conversation_id, messages, self.max_messages, keep_history=self.keep_history
+            )
+        self.add(conversation_id, messages)
+        return self.get(conversation_id)
+
     def clear(self, conversation_id: str) -> None:
         """Forget the conversation."""
         self.repository.delete_by_conversation_id(validate_conversation_id(conversation_id))

@@ -261,6 +261,31 @@ class BaseChatMemoryRepository(ABC):
             lambda source: plan_window_edit(source, msgs, max_messages, keep_history=keep_history),
         )
 
+    def window_add_and_get(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message] | Message,
+        max_messages: int,
+        *,
+        keep_history: bool = False,
+    ) -> list[Message]:
+        """``window_add`` then ``window_get``, with the same result. An append and the window
+        read after it go to ``_append_and_load_window`` (one round trip where a store
+        overrides it); an add with a system message, or none, is ``window_add`` then
+        ``window_get``."""
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(messages)
+        validate_positive_int(max_messages, "max_messages")
+        limit = max_messages + 1
+        if msgs and not any(isinstance(m, SystemMessage) for m in msgs):
+            if self._init_pending:
+                self._ensure_initialized()
+            trim_to = None if keep_history else limit
+            window = self._append_and_load_window(cid, stamp(msgs), trim_to, limit)
+            return window_of(window, max_messages)
+        self.window_add(cid, msgs, max_messages, keep_history=keep_history)
+        return self.window_get(cid, max_messages)
+
     def window_get(self, conversation_id: str, max_messages: int) -> list[Message]:
         """The current window, computed from a bounded read (systems + last L+1 others)."""
         cid = self._cid(conversation_id)
@@ -295,6 +320,13 @@ class BaseChatMemoryRepository(ABC):
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         return window_source(self._find(cid), non_system_limit)
+
+    def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        """``_append`` then ``_load_window``; a store overrides it to do both at once."""
+        self._append(cid, messages, trim_to)
+        return self._load_window(cid, non_system_limit)
 
     def _initialize(self) -> None:  # noqa: B027 (optional hook)
         """Deferred set-up run once by the first public call (see the module docstring)."""

@@ -311,6 +311,20 @@ class AsyncJdbcChatMemoryRepository(
 
         await self._write(write, "appending")
 
+    async def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        fast = self._fast
+        if fast is None or not fast.can_append(len(messages), trim_to):
+            return await super()._append_and_load_window(cid, messages, trim_to, non_system_limit)
+        await self._schema_check()
+
+        async def attempt() -> list[Message] | None:
+            async with self._serial:
+                return await fast.append_and_read_window(cid, messages, trim_to, non_system_limit)
+
+        return await to_the_end(async_retry(attempt, what="appending"))
+
     async def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:

@@ -98,18 +98,23 @@ class PostgresDialect(SqlDialect):
 
 
 def fast_path_statements(dialect: PostgresDialect, tables: Tables, statements: Statements) -> Any:
-    """``(window, last, append)`` for the psycopg fast path: the window read and the bounded
-    newest-first read fetching only ``DECODED``, the payload as text (psycopg would parse a
-    ``JSON`` column itself, and we decode the text once per distinct row through a
-    ``DecodeCache``), and the one-statement append."""
+    """``(window, last, append, append_untrimmed)`` for the psycopg fast path: the window
+    read and the bounded newest-first read fetching only ``DECODED``, the payload as text
+    (psycopg would parse a ``JSON`` column itself, and we decode the text once per distinct
+    row through a ``DecodeCache``), and the one-statement append with and without its trim."""
 
     def decoded(stmt: Any) -> Any:
         columns = [stmt.selected_columns[n] for n in DECODED]
         columns[DECODED.index("payload")] = sa.cast(columns[3], sa.Text).label("payload")
         return stmt.with_only_columns(*columns)
 
-    window, last = decoded(statements.window), decoded(statements.find_last)
-    return window, last, build_append(tables, dialect.id_type())
+    id_type = dialect.id_type()
+    return (
+        decoded(statements.window),
+        decoded(statements.find_last),
+        build_append(tables, id_type),
+        build_append(tables, id_type, trimming=False),
+    )
 
 
 def batch_json(rows: Sequence[dict[str, Any]]) -> str:
@@ -137,9 +142,12 @@ BATCH = (
 )
 
 
-def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
+def build_append(
+    tables: Tables, id_type: sa.types.TypeEngine[Any], *, trimming: bool = True
+) -> Any:
     """The one-statement append (see the module docstring); binds ``cid``, ``k``, ``now``,
-    ``trim``, ``skip`` and ``batch`` (``batch_json``)."""
+    ``trim``, ``skip`` and ``batch`` (``batch_json``). With ``trimming=False`` (an append that
+    never trims: ``keep_history``) the statement has no ``DELETE`` to plan and run."""
     m, c = tables.messages, tables.conversations
     cid = sa.bindparam("cid", type_=id_type)
     k = sa.bindparam("k", type_=sa.BigInteger)
@@ -159,6 +167,10 @@ def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
         batch.c.p,
         batch.c.ts,
     ).select_from(reserved.join(batch, sa.true()))
+    columns = ["conversation_id", "position", "is_system", "message_type", "content"]
+    insert = sa.insert(m).from_select([*columns, "payload", "created_at"], rows)
+    if not trimming:
+        return insert
     crossed = sa.exists(
         sa.select(reserved.c.next_position).where(
             reserved.c.next_position // trim != (reserved.c.next_position - k) // trim
@@ -177,8 +189,7 @@ def build_append(tables: Tables, id_type: sa.types.TypeEngine[Any]) -> Any:
         .where(crossed, m.c.conversation_id == cid, m.c.is_system == 0, m.c.position < cut)
         .cte("trimmed")
     )
-    columns = ["conversation_id", "position", "is_system", "message_type", "content"]
-    return sa.insert(m).from_select([*columns, "payload", "created_at"], rows).add_cte(trimmed)
+    return insert.add_cte(trimmed)
 
 
 def _sqlstate(exc: DBAPIError) -> str | None:

@@ -287,6 +287,20 @@ class JdbcChatMemoryRepository(
 
         self._write(write, "appending")
 
+    def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        fast = self._fast
+        if fast is None or not fast.can_append(len(messages), trim_to):
+            return super()._append_and_load_window(cid, messages, trim_to, non_system_limit)
+        self._schema_check()
+
+        def attempt() -> list[Message] | None:
+            with self._serial:
+                return fast.append_and_read_window(cid, messages, trim_to, non_system_limit)
+
+        return to_the_end(retry(attempt, what="appending"))
+
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:

@@ -196,12 +196,28 @@ class AsyncNeo4jChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryR
         statement = self.schema.append(shape_of(batch))
         params: dict[str, Any] = {"cid": cid, "messages": batch}
         records = await self._run(statement, params, "append", writer=cid)
+        await self._trim_if_due(cid, records[0]["next_position"], len(batch), trim_to)
+
+    async def _trim_if_due(self, cid: str, end: int, added: int, trim_to: int | None) -> None:
+        """Trim once an append crossed a multiple of ``TRIM_EVERY * trim_to`` positions."""
         if trim_to is None:
             return
-        end, every = records[0]["next_position"], TRIM_EVERY * trim_to
-        if end // every > (end - len(batch)) // every:  # crossed a multiple: trim now
+        every = TRIM_EVERY * trim_to
+        if end // every > (end - added) // every:
             params = {"cid": cid, "trim_to": trim_to, "trim_limit": TRIM_LIMIT * trim_to}
             await self._run(self._trim_q, params, "trim", writer=cid)
+
+    async def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        """One statement: the append, then the window read (a trim that falls due is a
+        second statement; it removes only messages older than the window)."""
+        batch = [message_params(m) for m in messages]
+        statement = self.schema.append_and_load_window(shape_of(batch))
+        params: dict[str, Any] = {"cid": cid, "messages": batch, "n": non_system_limit}
+        records = await self._run(statement, params, "append", writer=cid)
+        await self._trim_if_due(cid, records[0]["next_position"], len(batch), trim_to)
+        return messages_from_rows(records[0]["rows"], self._decoded)
 
     async def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]

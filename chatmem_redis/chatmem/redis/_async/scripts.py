@@ -31,6 +31,7 @@ class Script:
 
 
 APPEND = Script(_plan.APPEND)
+APPEND_AND_TAIL = Script(_plan.APPEND_AND_TAIL)
 SAVE_ALL = Script(_plan.SAVE_ALL)
 DELETE = Script(_plan.DELETE)
 IDS_PAGE = Script(_plan.IDS_PAGE)

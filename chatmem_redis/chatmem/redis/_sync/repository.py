@@ -245,6 +245,25 @@ class RedisChatMemoryRepository(OwnedClientMixin, SearchMixin):
             first = scripts.APPEND(self._client, keys.script_keys, args)
         self._decoded.remember(int(first), triples[2::3], messages)
 
+    def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        """The append script returning the log's tail as ``_tail``'s first read takes it:
+        one round trip (a second read only when the tail held more system messages than
+        its budget, as in ``_tail``)."""
+        keys = self._layout.conversation(cid)
+        triples = self._pairs(cid, messages)
+        want = non_system_limit + _SYSTEM_BUDGET
+        args = [*self._head(keys, cid), trim_to or 0, want, *triples]
+        with translate_errors("appending to a conversation"):
+            first, entries = scripts.APPEND_AND_TAIL(self._client, keys.script_keys, args)
+            self._decoded.remember(int(first), triples[2::3], messages)
+            window = self._decoded.parse_entries(entries)
+            systems = sum(1 for m in window if m.message_type is MessageType.SYSTEM)
+            if len(entries) < want or systems <= _SYSTEM_BUDGET:
+                return in_order(window, systems, non_system_limit)
+            return self._tail(self._client, keys, non_system_limit)
+
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]
     ) -> None:

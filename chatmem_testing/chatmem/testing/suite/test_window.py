@@ -9,6 +9,7 @@ import pytest
 
 from chatmem.core import (
     AssistantMessage,
+    AsyncMessageWindowChatMemory,
     InvalidArgumentError,
     Message,
     MessageWindowChatMemory,
@@ -21,6 +22,7 @@ from chatmem.core import (
 from chatmem.core.backend import BaseChatMemoryRepository, add_to_window
 
 from ..corpus import VECTORS, parse
+from ..twins import memory_for
 
 Repo = BaseChatMemoryRepository
 
@@ -123,6 +125,38 @@ def test_window_read_is_the_same_as_applying_the_rule_at_every_add(repository: R
             memory.add(cid, batch)
             reference = add_to_window(reference, batch, window)
             assert memory.get(cid) == reference, (trial, step)
+
+
+@pytest.mark.parametrize("keep_history", [False, True], ids=["trimmed", "keep_history"])
+def test_add_and_get_equals_add_then_get(repository: Repo, keep_history: bool) -> None:
+    # one conversation driven by add then get, its twin by add_and_get: the same windows and
+    # the same stored logs, through system messages, replaced ones, trims and empty adds
+    rng = random.Random(20261204)
+    window = 5
+    memory = memory_for(
+        repository,
+        MessageWindowChatMemory,
+        AsyncMessageWindowChatMemory,
+        max_messages=window,
+        keep_history=keep_history,
+    )
+    reference: list[Message] = []
+    for step in range(14):
+        batch: list[Message] = [UserMessage(f"U{step}")]
+        batch += [AssistantMessage(f"A{step}.{j}") for j in range(rng.randint(0, 2))]
+        if step in (0, 6) or rng.random() < 0.15:
+            batch.insert(rng.randint(0, len(batch)), SystemMessage(f"S{rng.randint(0, 1)}"))
+        if step == 9:
+            batch = []
+        memory.add("two-calls", batch)
+        expected = memory.get("two-calls")
+        assert memory.add_and_get("one-call", batch) == expected, step
+        if not keep_history:
+            reference = add_to_window(reference, batch, window)
+            assert expected == reference, step
+        assert repository.find_by_conversation_id("one-call") == repository.find_by_conversation_id(
+            "two-calls"
+        ), step
 
 
 def test_after_everything_was_evicted_the_window_restarts_at_a_user_message(

@@ -34,22 +34,31 @@ class AsyncPsycopgFastPath:
         engine: AsyncEngine,
         window: Compiled,
         last: Compiled,
-        append: Compiled,
+        appends: tuple[Compiled, Compiled],
     ) -> None:
-        self.dialect, self.engine, self.window, self.append_sql = dialect, engine, window, append
-        self.last = last
+        self.dialect, self.engine, self.window, self.last = dialect, engine, window, last
+        self.appends = appends  # with the trim, without it (an append that never trims)
         self.kept = kept_connection(engine, max_idle=idle_seconds_of(engine))
         self.cache = DecodeCache()
 
     @classmethod
     def create(
-        cls, dialect: PostgresDialect, engine: AsyncEngine, window: Any, last: Any, append: Any
+        cls,
+        dialect: PostgresDialect,
+        engine: AsyncEngine,
+        window: Any,
+        last: Any,
+        append: Any,
+        append_untrimmed: Any,
     ) -> AsyncPsycopgFastPath | None:
         """The fast path, or None when a statement needs SQLAlchemy's parameter processing."""
-        window_c, last_c, append_c = (Compiled(s, engine.dialect) for s in (window, last, append))
-        if not (window_c.plain and last_c.plain and append_c.plain):
+        compiled = [Compiled(s, engine.dialect) for s in (window, last, append, append_untrimmed)]
+        if not all(c.plain for c in compiled):
             return None
-        return cls(dialect, engine, window_c, last_c, append_c)
+        return cls(dialect, engine, compiled[0], compiled[1], (compiled[2], compiled[3]))
+
+    def _append_sql(self, trim_to: int | None) -> Compiled:
+        return self.appends[trim_to is None]
 
     async def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
         params = self.window.params(cid=cid, n=non_system_limit)
@@ -72,13 +81,37 @@ class AsyncPsycopgFastPath:
 
     async def append(self, cid: str, messages: Sequence[Message], trim_to: int | None) -> bool:
         rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
-        params = self.append_sql.params(**self.dialect.append_parameters(cid, rows, trim_to))
+        append = self._append_sql(trim_to)
+        params = append.params(**self.dialect.append_parameters(cid, rows, trim_to))
         try:
-            async with self._cursor(self.append_sql, "appending") as cur:
-                await cur.execute(self.append_sql.sql, params)
+            async with self._cursor(append, "appending") as cur:
+                await cur.execute(append.sql, params)
         except LostRace:
             return False
         return True
+
+    async def append_and_read_window(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message] | None:
+        """The append and the window read sent together in pipeline mode: one round trip.
+        The read is its own statement, so its snapshot is taken after the append holds the
+        conversation row's lock and holds every write committed before it (one statement
+        reading beside a data-modifying CTE would read a snapshot from before that lock, and
+        miss a writer that committed while it waited)."""
+        rows = [to_row(cid, i, m) for i, m in enumerate(messages)]
+        append = self._append_sql(trim_to)
+        params = append.params(**self.dialect.append_parameters(cid, rows, trim_to))
+        read = self.window.params(cid=cid, n=non_system_limit)
+        try:
+            async with self._cursor(append, "appending") as cur:
+                conn = cur.connection
+                async with conn.pipeline(), conn.cursor() as window:
+                    await cur.execute(append.sql, params)
+                    await window.execute(self.window.sql, read)
+                    found = await window.fetchall()
+        except LostRace:
+            return None
+        return self.cache.get_many(found, decode_row)
 
     @asynccontextmanager
     async def _cursor(self, stmt: Compiled, what: str) -> AsyncIterator[Any]:
@@ -113,5 +146,5 @@ class AsyncPsycopgFastPath:
     def _translated(self, exc: Exception, stmt: Compiled, what: str, *, lost: bool) -> Exception:
         import psycopg
 
-        appending = stmt is self.append_sql
+        appending = stmt in self.appends
         return fast_path_error(self, exc, stmt.sql, psycopg.Error, what, lost, appending)

@@ -72,22 +72,40 @@ class AsyncSqliteFastPath:
         """Append atomically; False when the database was busy (the caller retries). An
         explicit BEGIN IMMEDIATE .. COMMIT, which sqlite3 passes through in every
         isolation mode; a cancelled append is rolled back (or was already committed)."""
+        return await self._write(cid, messages, trim_to, None) is not None
+
+    async def append_and_read_window(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message] | None:
+        """``append``, then the window read in the same transaction (what ``add_and_get``
+        runs); None when the database was busy (the caller retries)."""
+        return await self._write(cid, messages, trim_to, non_system_limit)
+
+    async def _write(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, limit: int | None
+    ) -> list[Message] | None:
+        """The append's transaction, with the window read before its COMMIT when ``limit``
+        is set; None when the database was busy."""
+        window: list[Any] = []
         async with self.kept.connection() as conn:
             try:
                 cur = await conn.cursor()
                 await cur.execute("BEGIN IMMEDIATE")
                 try:
                     written = await self._append(cur, cid, messages, trim_to)
+                    if limit is not None:
+                        args = self.window.args(cid=cid, n=limit)
+                        window = list(await (await cur.execute(self.window.sql, args)).fetchall())
                     await cur.execute("COMMIT")
                 except BaseException:
                     with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
                         await cur.execute("ROLLBACK")
                     raise
                 self._remember(written, messages)
-                return True
+                return self.cache.get_many(window, _decode_sqlite_row)
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
-                    return False
+                    return None
                 self._raise(exc, self.insert, "appending")
             except sqlite3.Error as exc:
                 self._raise(exc, self.insert, "appending")

@@ -58,6 +58,13 @@ class FastPath(Protocol):
         """Append atomically; False when it lost a race (the caller retries)."""
         ...
 
+    def append_and_read_window(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message] | None:
+        """``append`` then ``read_window`` in one round trip (SQLite: one transaction), the
+        window exactly what the read after the append returns; None when it lost a race."""
+        ...
+
     def remember(self, cid: str, start: int, messages: Sequence[Message]) -> None:
         """Messages another path just committed at ``start``, ... (a replace): cache them
         where the fast path's reads will look, if it can."""

@@ -66,22 +66,40 @@ class SqliteFastPath:
         """Append atomically; False when the database was busy (the caller retries). An
         explicit BEGIN IMMEDIATE .. COMMIT, which sqlite3 passes through in every
         isolation mode; a cancelled append is rolled back (or was already committed)."""
+        return self._write(cid, messages, trim_to, None) is not None
+
+    def append_and_read_window(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message] | None:
+        """``append``, then the window read in the same transaction (what ``add_and_get``
+        runs); None when the database was busy (the caller retries)."""
+        return self._write(cid, messages, trim_to, non_system_limit)
+
+    def _write(
+        self, cid: str, messages: Sequence[Message], trim_to: int | None, limit: int | None
+    ) -> list[Message] | None:
+        """The append's transaction, with the window read before its COMMIT when ``limit``
+        is set; None when the database was busy."""
+        window: list[Any] = []
         with self.kept.connection() as conn:
             try:
                 cur = conn.cursor()
                 cur.execute("BEGIN IMMEDIATE")
                 try:
                     written = self._append(cur, cid, messages, trim_to)
+                    if limit is not None:
+                        args = self.window.args(cid=cid, n=limit)
+                        window = list((cur.execute(self.window.sql, args)).fetchall())
                     cur.execute("COMMIT")
                 except BaseException:
                     with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
                         cur.execute("ROLLBACK")
                     raise
                 self._remember(written, messages)
-                return True
+                return self.cache.get_many(window, _decode_sqlite_row)
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
-                    return False
+                    return None
                 self._raise(exc, self.insert, "appending")
             except sqlite3.Error as exc:
                 self._raise(exc, self.insert, "appending")
