@@ -124,4 +124,5 @@ install "$VERSION" "$(spring spring-ai-model-chat-memory-repository-jdbc)
     </dependency>" SpringAiHarness
 
 install "$CASSANDRA_VERSION" "$(spring spring-ai-model-chat-memory-repository-cassandra)$(
-    spring spring-ai-model-chat-memory-repository-neo4j)" SpringAi11Harness
+    spring spring-ai-model-chat-memory-repository-neo4j)$(
+    spring spring-ai-model-chat-memory-repository-mongodb)" SpringAi11Harness
