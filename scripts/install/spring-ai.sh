@@ -5,8 +5,9 @@
 # - spring-ai-<2.0.1>: spring-ai-model-chat-memory-repository-jdbc with spring-jdbc and the
 #   PostgreSQL, MariaDB and SQLite (org.xerial:sqlite-jdbc) JDBC drivers; harness
 #   SpringAiHarness (Jackson 3).
-# - spring-ai-<1.1.2>: spring-ai-model-chat-memory-repository-cassandra and -neo4j (with the
-#   DataStax and Neo4j drivers they bring); harness SpringAi11Harness (Jackson 2). On 2026-12-04 Maven
+# - spring-ai-<1.1.2>: spring-ai-model-chat-memory-repository-cassandra, -neo4j and -mongodb
+#   (with the DataStax, Neo4j and MongoDB sync drivers they bring); harness SpringAi11Harness
+#   (Jackson 2). On 2026-12-04 Maven
 #   Central had no 2.0.1 of the Cassandra, Neo4j, MongoDB or Redis repositories (and no Redis
 #   one at 1.1.2), so the Cassandra and Neo4j layouts are checked against 1.1.2, Spring's newest there.
 #
