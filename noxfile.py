@@ -118,6 +118,9 @@ def conformance(session: nox.Session, backend: str) -> None:
     _install(session, extra)
     folders = [f for f in own_tests if Path(f).is_dir() and any(Path(f).glob("test_*.py"))]
     twin = "sync" if backend in SYNC_ONLY else "both"
+    if backend in EVERY_PYTHON and session.python != MAIN_PYTHON:
+        # Spring AI's side (a JVM per call) is the same on every Python: checked once
+        folders += [f"--ignore={f}/test_spring_ai_layout.py" for f in own_tests]
     shared = ["conformance_tests"]
     if backend in CLUSTER_SCOPE and not session.posargs:
         tests = _suite_tests(CLUSTER_SCOPE[backend])

@@ -1,7 +1,8 @@
 """The Spring AI layout checked against Spring AI itself: its own ``JdbcChatMemoryRepository``
 and ``MessageWindowChatMemory`` (2.0, run by ``scripts/servers/spring-ai/SpringAiHarness.java``
 in a JVM) on the same PostgreSQL or MariaDB as chatmem (``--backend postgres`` or
-``--backend mariadb``)."""
+``--backend mariadb``), or the same SQLite file (``--backend sqlite``: Spring through
+sqlite-jdbc)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from chatmem.jdbc import (
     AsyncSpringAiJdbcChatMemoryRepository,
     JdbcChatMemoryRepository,
     SpringAiJdbcChatMemoryRepository,
+    make_engine,
     spring_ai_schema,
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
@@ -46,7 +48,7 @@ from conformance_tests.spring_ai import (
     same_instants,
 )
 
-pytestmark = pytest.mark.backend("postgres", "mariadb")
+pytestmark = pytest.mark.backend("postgres", "mariadb", "sqlite")
 
 Repo = SpringAiJdbcChatMemoryRepository
 VERSION = os.environ.get("CHATMEM_SPRING_AI_VERSION", "2.0.1")
@@ -60,24 +62,36 @@ def _required(backend: str) -> bool:
     return "all" in names or backend in names
 
 
-def _is_mariadb(server: ServerInfo) -> bool:
-    return sa.engine.make_url(server.url).get_backend_name() in ("mariadb", "mysql")
+def _kind(server: ServerInfo) -> str:
+    """The backend as Spring's JDBC URL and schema script name it."""
+    name = sa.engine.make_url(server.url).get_backend_name()
+    return {"mysql": "mariadb", "postgres": "postgresql"}.get(name, name)
+
+
+def _resolution_us(server: ServerInfo) -> int:
+    """The timestamp column's resolution: MariaDB's TIMESTAMP keeps seconds; Spring's SQLite
+    column, epoch milliseconds; PostgreSQL, microseconds."""
+    return {"mariadb": 1_000_000, "sqlite": 1_000}.get(_kind(server), 1)
 
 
 @pytest.fixture(scope="module")
 def jdbc_url(server: ServerInfo) -> str:
-    """The JDBC URL of the server the kit started, with Spring's table created by Spring's own
-    ``schema-postgresql.sql`` / ``schema-mariadb.sql`` from its jar."""
+    """The JDBC URL of the server (or SQLite file) the kit started, with Spring's table created
+    by Spring's own ``schema-postgresql.sql`` / ``schema-mariadb.sql`` / ``schema-sqlite.sql``
+    from its jar."""
     ready = (SPRING / ".complete").is_file() and (SPRING / "classes").is_dir()
     if not ready:
         reason = f"Spring AI harness not installed in {SPRING} (run scripts/install/spring-ai.sh)"
-        if _required("mariadb" if _is_mariadb(server) else "postgres"):
+        if _required({"postgresql": "postgres"}.get(_kind(server), _kind(server))):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
     url = sa.engine.make_url(server.url)
-    auth = f"?user={url.username}" + (f"&password={url.password}" if url.password else "")
-    kind = "mariadb" if _is_mariadb(server) else "postgresql"
-    jdbc = f"jdbc:{kind}://{url.host}:{url.port}/{url.database}{auth}"
+    kind = _kind(server)
+    if kind == "sqlite":
+        jdbc = f"jdbc:sqlite:{url.database}"  # the file chatmem opens
+    else:
+        auth = f"?user={url.username}" + (f"&password={url.password}" if url.password else "")
+        jdbc = f"jdbc:{kind}://{url.host}:{url.port}/{url.database}{auth}"
     assert spring(jdbc, "schema")["script"].endswith(f"schema-{kind}.sql")
     return jdbc
 
@@ -129,7 +143,7 @@ def test_spring_writes_and_chatmem_reads_the_same(
     mine = repo.find_by_conversation_id(one)
     assert [type(m) for m in mine] == [SystemMessage, UserMessage, AssistantMessage, UserMessage]
     same_instants(as_spring(mine), read_one)
-    same_instants(read_one, replaced, resolution_us=1_000_000 if _is_mariadb(server) else 1)
+    same_instants(read_one, replaced, resolution_us=_resolution_us(server))
     same_instants(as_spring(repo.find_by_conversation_id(two)), read_two)
     assert [m.position for m in mine] == [0, 1, 2, 3]  # Spring's sequence_id
     assert {one, two} <= set(repo.find_conversation_ids())
@@ -183,7 +197,7 @@ SIZES = (1, 2, 3, 5, 8)
 def test_windows_agree_with_springs(repo: Repo, jdbc_url: str, server: ServerInfo) -> None:
     """For a few window sizes (one JVM for all): Spring's MessageWindowChatMemory and
     chatmem's give the same window, each over the other's rows too."""
-    resolution = 1_000_000 if _is_mariadb(server) else 1
+    resolution = _resolution_us(server)
 
     def compare(rows: list[dict[str, Any]], messages: list[Message]) -> None:
         same_instants(rows, as_spring(messages), resolution_us=resolution)
@@ -276,23 +290,43 @@ _MARIADB_FACTS = (
     " WHERE table_schema = DATABASE() AND table_name = :t ORDER BY index_name, seq_in_index",
 )
 
+_SQLITE_FACTS = (
+    'SELECT name, type, "notnull", pk FROM pragma_table_info(:t) ORDER BY cid',
+    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :t",
+    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = :t ORDER BY name",
+)
+FACTS = {
+    "mariadb": (_MARIADB_FACTS, "SPRING_AI_CHAT_MEMORY"),
+    "sqlite": (_SQLITE_FACTS, "SPRING_AI_CHAT_MEMORY"),
+    "postgresql": (_PG_FACTS, "spring_ai_chat_memory"),
+}
+
+
+def _engine(server: ServerInfo) -> sa.Engine:
+    """The kit's engine for the server (SQLite's harness makes one at first use)."""
+    engine: sa.Engine | None = server.extra.get("engine")
+    if engine is None:
+        engine = server.extra["engine"] = make_engine(server.url)
+    return engine
+
 
 def test_chatmem_ddl_is_springs(server: ServerInfo, jdbc_url: str) -> None:
     """The table chatmem creates has the columns, check and indexes of Spring's script."""
     name = f"spring_{unique_suffix()}"
-    engine = server.extra["engine"]
+    engine = _engine(server)
     made = SpringAiJdbcChatMemoryRepository(engine, table_name=name, initialize_schema="always")
-    mariadb = _is_mariadb(server)
-    queries, spring_table = (
-        (_MARIADB_FACTS, "SPRING_AI_CHAT_MEMORY")
-        if mariadb
-        else (_PG_FACTS, "spring_ai_chat_memory")
-    )
+    queries, spring_table = FACTS[_kind(server)]
 
     def facts(conn: sa.Connection, table: str) -> list[list[tuple[Any, ...]]]:
         out = [[tuple(r) for r in conn.execute(sa.text(q), {"t": table})] for q in queries]
-        # index names start with the table's name: compare what follows it
-        out[2] = [tuple(str(v).lower().replace(table.lower(), "") for v in r) for r in out[2]]
+
+        # index names (and SQLite's stored DDL) hold the table's name: compare the rest
+        # (whitespace aside: Spring's script runner joins a statement's lines)
+        def norm(v: Any) -> str:
+            return " ".join(str(v).lower().replace(table.lower(), "").split())
+
+        for i in (1, 2):
+            out[i] = [tuple(norm(v) for v in r) for r in out[i]]
         return out
 
     try:
@@ -315,11 +349,22 @@ def test_chatmem_ddl_is_springs(server: ServerInfo, jdbc_url: str) -> None:
 
 
 def test_springs_schema_default_creates_nothing_on_a_server(server: ServerInfo) -> None:
+    """``"embedded"``: nothing on a server; on SQLite (chatmem's embedded database, though
+    Spring Boot's initializer counts only H2, HSQLDB and Derby as embedded) Spring's table."""
     name = f"spring_{unique_suffix()}"
-    repo = SpringAiJdbcChatMemoryRepository(server.extra["engine"], table_name=name)
+    repo = SpringAiJdbcChatMemoryRepository(_engine(server), table_name=name)
     assert repo.config.initialize_schema == "embedded"
-    with pytest.raises(SchemaError, match=f"table {name}"):
-        repo.find_by_conversation_id("c")
+    if _kind(server) != "sqlite":
+        with pytest.raises(SchemaError, match=f"table {name}"):
+            repo.find_by_conversation_id("c")
+        return
+    try:
+        repo.append("c", UserMessage("x"))
+        assert [m.text for m in repo.find_by_conversation_id("c")] == ["x"]
+        assert repo.schema_statements() == spring_ai_schema(name, "sqlite")
+    finally:
+        with repo.engine.begin() as conn:
+            conn.execute(sa.text(f"DROP TABLE IF EXISTS {name}"))
 
 
 def test_layout_is_chosen_by_name_and_ids_are_springs_width(server: ServerInfo) -> None:
@@ -366,7 +411,13 @@ def test_chatmem_schema_prints_springs_ddl_for_the_layout(server: ServerInfo) ->
     assert "ai_chat_memory_conversation" not in out
 
 
-SCRIPTS = {"postgresql": "postgresql", "mysql": "mariadb", "mssql": "sqlserver", "oracle": "oracle"}
+SCRIPTS = {
+    "postgresql": "postgresql",
+    "mysql": "mariadb",
+    "sqlite": "sqlite",
+    "mssql": "sqlserver",
+    "oracle": "oracle",
+}
 
 
 @pytest.mark.parametrize("flavour", sorted(SCRIPTS))

@@ -3,9 +3,11 @@
 # AI's own chat memory repositories from Maven Central, and the compiled harnesses.
 #
 # - spring-ai-<2.0.1>: spring-ai-model-chat-memory-repository-jdbc with spring-jdbc and the
-#   PostgreSQL and MariaDB JDBC drivers; harness SpringAiHarness (Jackson 3).
-# - spring-ai-<1.1.2>: spring-ai-model-chat-memory-repository-cassandra and -neo4j (with the
-#   DataStax and Neo4j drivers they bring); harness SpringAi11Harness (Jackson 2). On 2026-12-04 Maven
+#   PostgreSQL, MariaDB and SQLite (org.xerial:sqlite-jdbc) JDBC drivers; harness
+#   SpringAiHarness (Jackson 3).
+# - spring-ai-<1.1.2>: spring-ai-model-chat-memory-repository-cassandra, -neo4j and -mongodb
+#   (with the DataStax, Neo4j and MongoDB sync drivers they bring); harness SpringAi11Harness
+#   (Jackson 2). On 2026-12-04 Maven
 #   Central had no 2.0.1 of the Cassandra, Neo4j, MongoDB or Redis repositories (and no Redis
 #   one at 1.1.2), so the Cassandra and Neo4j layouts are checked against 1.1.2, Spring's newest there.
 #
@@ -22,6 +24,7 @@ VERSION="${CHATMEM_SPRING_AI_VERSION:-2.0.1}"
 CASSANDRA_VERSION="${CHATMEM_SPRING_AI_CASSANDRA_VERSION:-1.1.2}"
 POSTGRES_DRIVER=42.7.14
 MARIADB_DRIVER=3.5.7
+SQLITE_DRIVER=3.54.1.0
 
 log() { echo "[install/spring-ai] $*" >&2; }
 
@@ -115,7 +118,12 @@ install "$VERSION" "$(spring spring-ai-model-chat-memory-repository-jdbc)
     <dependency>
       <groupId>org.mariadb.jdbc</groupId><artifactId>mariadb-java-client</artifactId>
       <version>$MARIADB_DRIVER</version>
+    </dependency>
+    <dependency>
+      <groupId>org.xerial</groupId><artifactId>sqlite-jdbc</artifactId>
+      <version>$SQLITE_DRIVER</version>
     </dependency>" SpringAiHarness
 
 install "$CASSANDRA_VERSION" "$(spring spring-ai-model-chat-memory-repository-cassandra)$(
-    spring spring-ai-model-chat-memory-repository-neo4j)" SpringAi11Harness
+    spring spring-ai-model-chat-memory-repository-neo4j)$(
+    spring spring-ai-model-chat-memory-repository-mongodb)" SpringAi11Harness

@@ -1,12 +1,14 @@
-// Drives Spring AI 1.1's own Cassandra and Neo4j chat memory repositories (and its
+// Drives Spring AI 1.1's own Cassandra, Neo4j and MongoDB chat memory repositories (and its
 // MessageWindowChatMemory) against the server chatmem's tests use, so chatmem's Spring AI
 // layouts there are checked against Spring itself. Spring AI 1.1 (Jackson 2): those
 // repositories were not on Maven Central at 2.0. Compiled once by scripts/install/spring-ai.sh.
 //
 // Usage: java -cp "lib/*:classes" SpringAi11Harness cassandra HOST:PORT DATACENTER KEYSPACE COMMAND
 //        java -cp "lib/*:classes" SpringAi11Harness neo4j BOLT_URI COMMAND
+//        java -cp "lib/*:classes" SpringAi11Harness mongo MONGODB_URI DATABASE COMMAND
 //   (building the repository with Spring's defaults creates its schema: Cassandra's keyspace,
-//   type and table, Neo4j's two indexes)
+//   type and table, Neo4j's two indexes; MongoDB's repository creates nothing: Spring Boot's
+//   create-indices, off by default, is not run)
 //   schema   only that
 //   script   read a JSON list of operations on stdin, print a JSON list of their results
 //            (the operations of SpringAiHarness.java: save, read, ids, delete, window_add,
@@ -33,6 +35,8 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
 
 import org.neo4j.driver.AuthTokens;
 import org.neo4j.driver.Driver;
@@ -41,6 +45,7 @@ import org.springframework.ai.chat.memory.ChatMemoryRepository;
 import org.springframework.ai.chat.memory.MessageWindowChatMemory;
 import org.springframework.ai.chat.memory.repository.cassandra.CassandraChatMemoryRepository;
 import org.springframework.ai.chat.memory.repository.cassandra.CassandraChatMemoryRepositoryConfig;
+import org.springframework.ai.chat.memory.repository.mongo.MongoChatMemoryRepository;
 import org.springframework.ai.chat.memory.repository.neo4j.Neo4jChatMemoryRepository;
 import org.springframework.ai.chat.memory.repository.neo4j.Neo4jChatMemoryRepositoryConfig;
 import org.springframework.ai.chat.messages.AssistantMessage;
@@ -48,6 +53,7 @@ import org.springframework.ai.chat.messages.Message;
 import org.springframework.ai.chat.messages.SystemMessage;
 import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.messages.UserMessage;
+import org.springframework.data.mongodb.core.MongoTemplate;
 
 public class SpringAi11Harness {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -74,9 +80,15 @@ public class SpringAi11Harness {
                 run(new Neo4jChatMemoryRepository(
                         Neo4jChatMemoryRepositoryConfig.builder().withDriver(driver).build()), args[2]);
             }
+        } else if (args.length == 4 && args[0].equals("mongo")) {
+            try (MongoClient client = MongoClients.create(args[1])) {
+                run(MongoChatMemoryRepository.builder()
+                        .mongoTemplate(new MongoTemplate(client, args[2])).build(), args[3]);
+            }
         } else {
             System.err.println("usage: SpringAi11Harness cassandra HOST:PORT DC KEYSPACE COMMAND"
-                    + " | neo4j BOLT_URI COMMAND (COMMAND: schema|script|serve)");
+                    + " | neo4j BOLT_URI COMMAND | mongo MONGODB_URI DATABASE COMMAND"
+                    + " (COMMAND: schema|script|serve)");
             System.exit(2);
         }
     }

@@ -78,6 +78,7 @@ public class SpringAiHarness {
             case "PostgreSQL" -> "postgresql";
             case "MariaDB" -> "mariadb";
             case "MySQL" -> "mysql";
+            case "SQLite" -> "sqlite";
             default -> throw new IllegalArgumentException("no Spring schema script for " + product);
         };
         String path = "org/springframework/ai/chat/memory/repository/jdbc/schema-" + platform + ".sql";

@@ -7,7 +7,7 @@ messages it can hold, and its rows decoded (the repository in ``_async/spring_ai
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import sqlalchemy as sa
@@ -77,12 +77,34 @@ def _export_only_schema(table: str, flavour: str) -> list[str]:
     ]
 
 
+def _sqlite_schema(table: str) -> list[str]:
+    """Spring AI 2.0's ``schema-sqlite.sql`` for ``table`` (``timestamp`` is INTEGER: the
+    epoch milliseconds sqlite-jdbc's ``setTimestamp`` stores)."""
+    return [
+        f"CREATE TABLE IF NOT EXISTS {table} (\n"
+        "    conversation_id TEXT NOT NULL,\n"
+        "    content TEXT NOT NULL,\n"
+        "    type TEXT NOT NULL,\n"
+        "    timestamp INTEGER NOT NULL,\n"
+        "    sequence_id INTEGER NOT NULL,\n"
+        "    CHECK (type IN ('USER', 'ASSISTANT', 'SYSTEM', 'TOOL'))\n"
+        ")",
+        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_TIMESTAMP_IDX\n"
+        f"ON {table}(conversation_id, timestamp)",
+        f"CREATE INDEX IF NOT EXISTS {table}_CONVERSATION_ID_SEQUENCE_ID_IDX\n"
+        f"ON {table}(conversation_id, sequence_id)",
+    ]
+
+
 def spring_ai_schema(table: str, flavour: str = "postgresql") -> list[str]:
-    """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql`` or
-    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too); for export
-    only, ``"mssql"`` and ``"oracle"`` give ``schema-sqlserver.sql`` and ``schema-oracle.sql``."""
+    """Spring AI 2.0's DDL for ``table``: its ``schema-postgresql.sql``,
+    ``schema-mariadb.sql`` (``flavour`` ``"mysql"`` gives the MariaDB one too) or
+    ``schema-sqlite.sql``; for export only, ``"mssql"`` and ``"oracle"`` give
+    ``schema-sqlserver.sql`` and ``schema-oracle.sql``."""
     if flavour in EXPORT_ONLY:
         return _export_only_schema(table, flavour)
+    if flavour == "sqlite":
+        return _sqlite_schema(table)
     if flavour == "postgresql":
         ts = '"timestamp"'
         create = (
@@ -133,9 +155,26 @@ def exact_edit(source: list[Message], new: Sequence[Message], max_messages: int)
     )
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def naive_utc(ts: datetime | None) -> datetime:
     ts = ts or datetime.now(timezone.utc)
     return ts.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def epoch_millis(ts: datetime | None) -> int:
+    """``ts`` (now when None) as the epoch milliseconds Spring's SQLite column holds
+    (sqlite-jdbc stores a ``java.sql.Timestamp`` so: finer digits are dropped, as there)."""
+    return (naive_utc(ts) - EPOCH.replace(tzinfo=None)) // timedelta(milliseconds=1)
+
+
+def instant(ts: datetime | int) -> datetime:
+    """A stored timestamp as an aware UTC datetime: naive UTC on the servers, epoch
+    milliseconds on SQLite."""
+    if isinstance(ts, int):
+        return EPOCH + timedelta(milliseconds=ts)
+    return ts.replace(tzinfo=timezone.utc)
 
 
 def decode(result: Any) -> list[Message]:
@@ -147,9 +186,7 @@ def decode(result: Any) -> list[Message]:
         if cls is None:
             continue
         message = cls(content)
-        out.append(
-            message.with_store_fields(created_at=ts.replace(tzinfo=timezone.utc), position=seq)
-        )
+        out.append(message.with_store_fields(created_at=instant(ts), position=seq))
     return out
 
 
@@ -163,14 +200,17 @@ def ddl_flavour_of(backend: str) -> str:
 
 
 def flavour_of(backend: str) -> str:
-    """``"postgresql"`` or ``"mysql"`` (MariaDB too): the databases this layout runs on."""
+    """``"postgresql"``, ``"mysql"`` (MariaDB too) or ``"sqlite"``: the databases this
+    layout runs on."""
     if backend.startswith("postgres"):
         return "postgresql"
     if backend in ("mysql", "mariadb"):
         return "mysql"
+    if backend == "sqlite":
+        return "sqlite"
     raise InvalidArgumentError(
         "url",
-        f"the spring-ai layout runs on PostgreSQL and MariaDB/MySQL, not {backend}"
+        f"the spring-ai layout runs on PostgreSQL, MariaDB/MySQL and SQLite, not {backend}"
         " (SQL Server and Oracle: DDL export only, through schema_statements_for_url)",
     )
 
@@ -184,6 +224,15 @@ def statements(table: str, flavour: str) -> dict[str, Any]:
         special = {
             "exists": sa.text("SELECT to_regclass(:name)").bindparams(name=t.lower()),
             "lock": sa.text("SELECT pg_advisory_xact_lock(hashtext(:cid))"),
+        }
+    elif flavour == "sqlite":  # no lock statement: BEGIN IMMEDIATE serialises the writers
+        cols = "content, type, timestamp, sequence_id"
+        ts = "timestamp"
+        special = {
+            "exists": sa.text(
+                "SELECT name FROM sqlite_master"
+                " WHERE type = 'table' AND name = :name COLLATE NOCASE"
+            ).bindparams(name=t),
         }
     else:
         cols = "content, type, `timestamp`, sequence_id"

@@ -5,14 +5,16 @@
 
 Spring's table ``SPRING_AI_CHAT_MEMORY`` has one row per message: ``conversation_id``
 (VARCHAR(36)), ``content`` (TEXT), ``type`` (USER, ASSISTANT, SYSTEM, TOOL), ``"timestamp"``
-(TIMESTAMP without zone; chatmem writes and reads it as UTC) and ``sequence_id`` (BIGINT), in
-which order Spring reads a conversation. Spring's ``saveAll`` rewrites a conversation as
-``0..n-1``; chatmem's appends take ``max + 1`` under a per-conversation lock (PostgreSQL:
+(TIMESTAMP without zone, written and read as UTC; on SQLite INTEGER epoch milliseconds, as
+sqlite-jdbc stores it) and ``sequence_id`` (BIGINT), in which order Spring reads a
+conversation. Spring's ``saveAll`` rewrites a conversation as ``0..n-1``; chatmem's appends
+take ``max + 1`` under a per-conversation lock (PostgreSQL:
 ``pg_advisory_xact_lock(hashtext(conversation_id))``; MariaDB/MySQL: ``GET_LOCK``, held
-until after the commit), so concurrent chatmem writers lose nothing and a replace is one
-transaction. What the table cannot hold (tool calls, tool responses, media, metadata) is
-refused with ``InvalidArgumentError`` unless named in ``lossy``. PostgreSQL and
-MariaDB/MySQL (Spring's scripts for the others are not followed here).
+until after the commit; SQLite: the database's write lock, taken by ``BEGIN IMMEDIATE``), so
+concurrent chatmem writers lose nothing and a replace is one transaction. What the table
+cannot hold (tool calls, tool responses, media, metadata) is refused with
+``InvalidArgumentError`` unless named in ``lossy``. PostgreSQL, MariaDB/MySQL and SQLite
+(Spring's SQL Server and Oracle scripts: DDL export only).
 """
 
 # The SQL below is built from the table name, a validated SQL identifier, never user text.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -48,25 +51,27 @@ from .._native.spring_ai import (
     SPRING_AI_TABLE_NAME,
     ddl_flavour_of,
     decode,
+    epoch_millis,
     exact_edit,
     flavour_of,
     naive_utc,
     spring_ai_schema,
     statements,
 )
-from .engine import make_engine
+from .engine import make_engine, memory_lock
 from .repository import JdbcChatMemoryRepository
 
 
 class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
-    """Chat memory in Spring AI's ``SPRING_AI_CHAT_MEMORY`` table on PostgreSQL or MariaDB/MySQL,
-    readable and
-    writable by Spring AI's ``JdbcChatMemoryRepository`` at the same time.
+    """Chat memory in Spring AI's ``SPRING_AI_CHAT_MEMORY`` table on PostgreSQL,
+    MariaDB/MySQL or SQLite, readable and writable by Spring AI's ``JdbcChatMemoryRepository``
+    at the same time.
 
     ``initialize_schema`` defaults to Spring's ``"embedded"`` (on a server: create nothing,
-    and ``SchemaError`` at first use when the table is missing); ``"always"`` creates Spring's
-    DDL. ``lossy`` names what a write may silently drop: ``"tool_calls"`` (an assistant
-    message with tool calls is not stored, as Spring's ``saveAll`` drops it),
+    and ``SchemaError`` at first use when the table is missing; on SQLite, chatmem's embedded
+    database, create Spring's table); ``"always"`` creates Spring's DDL. ``lossy`` names
+    what a write may silently drop: ``"tool_calls"`` (an assistant message with tool calls
+    is not stored, as Spring's ``saveAll`` drops it),
     ``"tool_responses"`` (likewise), ``"media"``, ``"metadata"``; anything else that would be
     lost raises ``InvalidArgumentError`` before any I/O.
     """
@@ -89,20 +94,25 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
         self.dialect = dialect_for(engine.dialect.name)
         self._flavour = flavour_of(engine.dialect.name)
         self._fast = None
-        self._serial = nullcontext()
+        url = engine.url
+        memory = self._flavour == "sqlite" and url.database in (None, "", ":memory:")
+        self._serial = memory_lock(engine) if memory else nullcontext()
         self._table = self.config.table_name
         self._q = statements(self._table, self._flavour)
+        self._ts: Callable[[datetime | None], Any] = (
+            epoch_millis if self._flavour == "sqlite" else naive_utc
+        )
         where = self.engine.url.render_as_string(hide_password=True)
         self._schema_check = SchemaCheck(self._missing_tables, f"database {where}", where)
         mode = self.config.initialize_schema
-        if mode == "always":
+        if mode == "always" or (mode == "embedded" and self.dialect.embedded):
             self.create_schema()
 
     @classmethod
     def from_url(
         cls, url: str, *, engine_options: dict[str, Any] | None = None, **options: Any
     ) -> SpringAiJdbcChatMemoryRepository:
-        """Build from a PostgreSQL or MariaDB/MySQL URL (a ``layout=spring-ai`` query
+        """Build from a PostgreSQL, MariaDB/MySQL or SQLite URL (a ``layout=spring-ai`` query
         parameter is dropped); with ``initialize_schema="always"`` the table is created
         before this returns."""
         options.pop("layout", None)
@@ -138,9 +148,18 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
 
     def _create_on_server(self) -> bool:
         with self.engine.begin() as conn:
-            for statement in spring_ai_schema(self._table, self._flavour):
-                conn.exec_driver_sql(statement)
+            self._run_ddl(conn)
         return True
+
+    def _create_in_transaction(self) -> bool | None:
+        """SQLite: Spring's DDL inside one BEGIN IMMEDIATE (racing creators wait their turn)."""
+        with self._transaction() as conn:
+            self._run_ddl(conn)
+        return True
+
+    def _run_ddl(self, conn: Connection) -> None:
+        for statement in spring_ai_schema(self._table, self._flavour):
+            conn.exec_driver_sql(statement)
 
     def _find_missing_tables(self) -> list[str]:
         what = "checking the chat memory schema"
@@ -264,7 +283,10 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
     # -- helpers ---------------------------------------------------------------------
     def _locked(self, cid: str, fn: Callable[[Connection], None], what: str) -> None:
         """Run ``fn`` in one transaction holding the conversation's lock (retried on a lost
-        race such as a deadlock)."""
+        race such as a deadlock); on SQLite the transaction's BEGIN IMMEDIATE is the lock."""
+        if self._flavour == "sqlite":
+            self._write(fn, what)
+            return
         if self._flavour == "postgresql":  # a transaction-scoped lock: gone at commit
 
             def locked(conn: Connection) -> None:
@@ -306,7 +328,7 @@ class SpringAiJdbcChatMemoryRepository(JdbcChatMemoryRepository):
                 "cid": cid,
                 "content": m.text or "",
                 "type": m.message_type.value.upper(),
-                "ts": naive_utc(m.created_at),
+                "ts": self._ts(m.created_at),
                 "seq": start + i,
             }
             for i, m in enumerate(messages)
