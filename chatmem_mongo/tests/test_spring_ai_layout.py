@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pymongo import MongoClient
 
-from chatmem.testing.harness import ServerInfo
+from chatmem.testing.harness import ServerInfo, unique_suffix
 from conformance_tests.spring_ai import Harness, cid, msg
 
 pytestmark = pytest.mark.backend("mongo")
@@ -38,9 +38,11 @@ def _required() -> bool:
 def database(server: ServerInfo) -> Iterator[Any]:
     assert server.url is not None
     client: MongoClient[Any] = MongoClient(server.url)
-    db = client.get_default_database("chatmem")
+    # A database of its own: chatmem's default collection has Spring's name too, and the
+    # suite's default-path tests give it chatmem's index.
+    db = client[f"spring_ai_{unique_suffix()}"]
     yield db
-    db.drop_collection(COLLECTION)
+    client.drop_database(db.name)
     client.close()
 
 
