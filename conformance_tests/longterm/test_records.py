@@ -168,6 +168,30 @@ def test_find_filters_by_user_agent_status_and_type(
     assert ids(user_id="nobody") == set()
 
 
+@pytest.mark.parametrize("size", [1, 2])
+def test_small_pages_of_distinct_times_list_every_record(
+    records: BaseMemoryRecordRepository, clock: TestClock, size: int
+) -> None:
+    """A page's cursor is its last record: the next page starts strictly after it (a store
+    that read the cursor's own record again spent the page on it and ended the listing)."""
+    made = []
+    for i in range(5):
+        clock.advance(timedelta(seconds=1))
+        candidate = MemoryCandidate(
+            memory_type=MemoryType.FACT, content=f"The user has {i} bikes.", confidence=0.5
+        )
+        made.append(records.add("agent", "ana", candidate).record.id)
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = records.find(limit=size, cursor=cursor)
+        seen += [r.id for r in page.records]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == made
+
+
 def test_paging_returns_every_record_once_oldest_first(
     records: BaseMemoryRecordRepository, clock: TestClock
 ) -> None:

@@ -224,12 +224,21 @@ class AsyncRedisMemoryRecordRepository(AsyncOwnedClientMixin, AsyncBaseMemoryRec
         if wanted is not None:
             clauses.append(wanted)
         base = " ".join(clauses)
-        low = "-inf" if after is None else format_number(to_micros(after[0]))
-        rows = await self._search(f"{base} @created_at:[{low} +inf]", limit)
-        if len(rows) == limit:
+        rows: list[MemoryRecord] = []
+        low = "-inf"
+        if after is not None:
+            # The cursor's own microsecond apart (its ties with a greater id follow it), the
+            # rest strictly after it: an inclusive bound would spend the page's limit on
+            # records at or before the cursor and end the listing early.
+            at = format_number(to_micros(after[0]))
+            rows += await self._search(f"{base} @created_at:[{at} {at}]", TIE_LIMIT)
+            low = f"({at}"
+        later = await self._search(f"{base} @created_at:[{low} +inf]", limit)
+        rows += later
+        if len(later) == limit:
             # The page may end inside a run of records created in one microsecond: SORTBY
             # orders ties arbitrarily, so read the whole run and order it by id here.
-            edge = format_number(to_micros(rows[-1].created_at))
+            edge = format_number(to_micros(later[-1].created_at))
             rows += await self._search(f"{base} @created_at:[{edge} {edge}]", TIE_LIMIT)
         unique = {r.id: r for r in rows}.values()
         ordered = sorted(
