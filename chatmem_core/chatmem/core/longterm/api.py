@@ -180,7 +180,12 @@ def memory_router(
             )
             return found
 
-        page, scanned = await _awaited(review.filtered_page, find, wanted, limit, cursor, scan)
+        try:
+            page, scanned = await review.filtered_page(
+                find, wanted, limit=limit, cursor=cursor, scan_limit=scan
+            )
+        except ChatMemoryError as exc:  # the limit's validation; store errors come as HTTP
+            raise _http_error(exc) from None
         body: dict[str, object] = {
             "items": [_body(r) for r in page.records],
             "next_cursor": page.next_cursor,
@@ -313,20 +318,6 @@ def memory_router(
         return {"deleted": True}
 
     return router
-
-
-async def _awaited(
-    fn: Callable[..., Awaitable[tuple[MemoryRecordPage, int]]],
-    find: review.Find,
-    wanted: review.TextFilter,
-    limit: int,
-    cursor: str | None,
-    scan: int,
-) -> tuple[MemoryRecordPage, int]:
-    try:
-        return await fn(find, wanted, limit=limit, cursor=cursor, scan_limit=scan)
-    except ChatMemoryError as exc:
-        raise _http_error(exc) from None
 
 
 def _missing(record_id: str) -> dict[str, object]:
