@@ -81,12 +81,6 @@ def text_filter(
     return TextFilter(needle, low, high)
 
 
-def validate_scan_limit(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidArgumentError("scan_limit", "must be an int of at least 1")
-    return value
-
-
 async def filtered_page(
     find: Find,
     wanted: TextFilter,

@@ -41,6 +41,7 @@ from importlib import resources
 from typing import Annotated, Any, TypeVar
 
 from chatmem.core._errors import ChatMemoryError, InvalidArgumentError, require
+from chatmem.core._validation import validate_positive_int
 
 require("fastapi", "api")
 
@@ -154,7 +155,7 @@ def memory_router(
         raise InvalidArgumentError("auth", "must be a FastAPI dependency (a callable)")
     if chat is not None and not callable(getattr(chat, "find_by_conversation_id", None)):
         raise InvalidArgumentError("chat", "must be a chat memory repository")
-    scan = review.validate_scan_limit(scan_limit)
+    scan = validate_positive_int(scan_limit, "scan_limit")
     router = APIRouter(dependencies=[Depends(auth)] if auth is not None else [])
     call = _caller(repository)
     chat_call = None if chat is None else _caller(chat)
