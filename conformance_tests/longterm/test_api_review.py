@@ -4,6 +4,7 @@ decisions validated before any write, and the source conversation beside a memor
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -12,7 +13,12 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from chatmem.core import AssistantMessage, InMemoryChatMemoryRepository, UserMessage
+from chatmem.core import (
+    AssistantMessage,
+    AsyncInMemoryChatMemoryRepository,
+    InMemoryChatMemoryRepository,
+    UserMessage,
+)
 from chatmem.core.longterm import (
     AgentSettings,
     BaseMemoryRecordRepository,
@@ -187,14 +193,30 @@ def test_a_bad_id_anywhere_in_a_bulk_request_touches_nothing(
     assert all(records.get(rid).status.value == "pending" for rid in ids)  # type: ignore[union-attr]
 
 
-def test_source_conversation_beside_a_memory(make_records: Make, clock: TestClock) -> None:
+@pytest.mark.parametrize("chat_twin", ["sync", "async"])
+def test_source_conversation_beside_a_memory(
+    make_records: Make, clock: TestClock, chat_twin: str
+) -> None:
+    """The chat store is read on the thread pool when sync and on the loop when async
+    (``chatmem serve`` opens an async one)."""
     records = make_records()
-    chat = InMemoryChatMemoryRepository()
+    chat: InMemoryChatMemoryRepository | AsyncInMemoryChatMemoryRepository
+    chat = (
+        InMemoryChatMemoryRepository()
+        if chat_twin == "sync"
+        else AsyncInMemoryChatMemoryRepository()
+    )
     turns = [
         UserMessage(text=f"user says {i}") if i % 2 == 0 else AssistantMessage(text=f"reply {i}")
         for i in range(12)
     ]
-    chat.save_all("conv-ana", turns)
+
+    def save(messages: list[UserMessage | AssistantMessage]) -> None:
+        done = chat.save_all("conv-ana", messages)
+        if asyncio.iscoroutine(done):
+            asyncio.run(done)
+
+    save(turns)
     candidate = MemoryCandidate(
         memory_type=MemoryType.FACT, content="The user is a CTO.", confidence=0.9
     )
@@ -216,7 +238,7 @@ def test_source_conversation_beside_a_memory(make_records: Make, clock: TestCloc
         (7, "reply 7", False),
         (8, "user says 8", False),
     ]
-    chat.save_all("conv-ana", turns[:3])  # replaced: the source is gone
+    save(turns[:3])  # replaced: the source is gone
     body = client.get(f"/api/memories/{rid}/context", params={"around": 1}).json()
     assert body["source"] is None and [m["text"] for m in body["messages"]] == [
         "user says 0",

@@ -12,8 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .._async.repository import AsyncBaseChatMemoryRepository
 from .._errors import InvalidArgumentError
-from .._registry import repository_from_url, scheme_of
+from .._registry import async_repository_from_url, repository_from_url, scheme_of
 from .._sync.repository import BaseChatMemoryRepository
 from ._errors import CliError, UsageError, as_usage_error
 
@@ -54,8 +55,9 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database)
 
 
-def open_store(url: str, *, option: str, read_only: bool) -> BaseChatMemoryRepository:
-    """The repository for ``url``; with ``read_only``, never creates a file or schema."""
+def _options(url: str, *, option: str, read_only: bool) -> dict[str, Any]:
+    """The ``from_url`` options opening ``url`` as asked; a reading open of a missing SQLite
+    file is refused (SQLite would create it)."""
     try:
         scheme = scheme_of(url)
     except InvalidArgumentError as exc:
@@ -66,8 +68,24 @@ def open_store(url: str, *, option: str, read_only: bool) -> BaseChatMemoryRepos
             raise CliError(
                 f"{option}: no SQLite database at {path} (reading commands never create one)"
             )
-    options = READ_ONLY_OPTIONS if read_only and scheme != "memory" else {}
+    return READ_ONLY_OPTIONS if read_only and scheme != "memory" else {}
+
+
+def open_store(url: str, *, option: str, read_only: bool) -> BaseChatMemoryRepository:
+    """The repository for ``url``; with ``read_only``, never creates a file or schema."""
+    options = _options(url, option=option, read_only=read_only)
     try:
         return repository_from_url(url, **options)
+    except InvalidArgumentError as exc:
+        raise as_usage_error(exc, option if exc.argument == "url" else None) from None
+
+
+async def open_async_store(
+    url: str, *, option: str, read_only: bool
+) -> AsyncBaseChatMemoryRepository:
+    """The async twin of ``open_store`` (for a command that runs an event loop)."""
+    options = _options(url, option=option, read_only=read_only)
+    try:
+        return await async_repository_from_url(url, **options)
     except InvalidArgumentError as exc:
         raise as_usage_error(exc, option if exc.argument == "url" else None) from None

@@ -7,14 +7,15 @@ registered for its scheme in the ``chatmem.memory_stores`` entry-point group (SQ
 MongoDB, Cassandra, Neo4j or a third party's), opened with its ``from_url``. The commands
 create no schema unless ``--create-schema`` is given (a missing one is then an error naming
 what to run); ``--table-name`` goes to stores that take a ``table_name``.
-``serve`` runs the review page and API with uvicorn; it always requires an API key unless
-``--no-auth`` is given on a loopback address, and it refuses a non-loopback ``--host``
-without an explicit key.
+``serve`` runs the review page and API with uvicorn on async stores; it always requires an
+API key unless ``--no-auth`` is given on a loopback address, and it refuses a non-loopback
+``--host`` without an explicit key.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import json
 import os
@@ -24,11 +25,12 @@ from typing import Any, TextIO
 
 from chatmem.core._errors import InvalidArgumentError
 
+from ._async.repository import AsyncBaseMemoryRecordRepository
 from ._cli_state import COMMANDS as STATE_COMMANDS
 from ._cli_state import add_state_parsers, run_state
 from ._model import MemoryRecord
 from ._repository import BaseMemoryRecordRepository
-from ._stores import record_store_class_for_url, takes_option
+from ._stores import async_record_store_class_for_url, record_store_class_for_url, takes_option
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -160,19 +162,37 @@ def handles(args: argparse.Namespace) -> bool:
     return getattr(args, "command", None) in COMMANDS
 
 
-def open_store(url: str, table_name: str | None, create: bool) -> BaseMemoryRecordRepository:
-    """The record store at ``url`` through its class's ``from_url``: ``table_name`` only when
-    given (refused, naming ``--table-name``, for a store that takes none), and a schema
-    created only with ``create`` (otherwise the store checks that it exists)."""
-    cls = record_store_class_for_url(url)
+def _store_options(
+    cls: type[Any], url: str, table_name: str | None, create: bool
+) -> dict[str, Any]:
+    """``from_url`` options: ``table_name`` only when given (refused, naming
+    ``--table-name``, for a store that takes none), and a schema created only with
+    ``create`` (otherwise the store checks that it exists)."""
     options: dict[str, Any] = {"initialize_schema": "always" if create else "never"}
     if table_name is not None:
-        if not takes_option(cls.from_url, "table_name", forwards_to=cls):  # type: ignore[attr-defined]
+        if not takes_option(cls.from_url, "table_name", forwards_to=cls):
             raise InvalidArgumentError(
                 "--table-name", f"is not an option of {cls.__name__} ({url.split(':', 1)[0]}://)"
             )
         options["table_name"] = table_name
+    return options
+
+
+def open_store(url: str, table_name: str | None, create: bool) -> BaseMemoryRecordRepository:
+    """The record store at ``url`` through its class's ``from_url`` (see ``_store_options``)."""
+    cls = record_store_class_for_url(url)
+    options = _store_options(cls, url, table_name, create)
     store: BaseMemoryRecordRepository = cls.from_url(url, **options)  # type: ignore[attr-defined]
+    return store
+
+
+async def open_async_store(
+    url: str, table_name: str | None, create: bool
+) -> AsyncBaseMemoryRecordRepository:
+    """The async twin of ``open_store``, for ``serve``'s event loop."""
+    cls = async_record_store_class_for_url(url)
+    options = _store_options(cls, url, table_name, create)
+    store: AsyncBaseMemoryRecordRepository = await cls.from_url(url, **options)  # type: ignore[attr-defined]
     return store
 
 
@@ -346,21 +366,37 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
     key, generated = server_key(
         args.host, args.api_key or os.environ.get(API_KEY_ENV) or None, args.no_auth
     )
-    store = open_store(args.url, args.table_name, args.create_schema)
-    from .api import api_key_auth, create_app
+    asyncio.run(_serve_async(args, key, generated, out))
+    return 0
 
-    chat = (
-        None
-        if args.no_chat
-        else open_chat_store(args.chat_url or args.url, "--chat-url" if args.chat_url else "--url")
-    )
-    app = create_app(store, auth=None if key is None else api_key_auth(key), chat=chat)
+
+async def _serve_async(
+    args: argparse.Namespace, key: str | None, generated: bool, out: TextIO
+) -> None:
+    """Open the async stores on the loop uvicorn serves on, so every request reads them
+    there (no thread per call), and close them when the server stops."""
     import uvicorn
 
-    where = f"http://{args.host}:{args.port}/"
-    print(f"chatmem: memory review at {where} (records in {args.url})", file=out)
-    if generated:
-        print(f"chatmem: API key for this run: {key}", file=out)
-    out.flush()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
+    from chatmem.core._cli._stores import open_async_store as open_async_chat
+
+    from .api import api_key_auth, create_app
+
+    store = await open_async_store(args.url, args.table_name, args.create_schema)
+    chat = None
+    try:
+        if not args.no_chat:
+            option = "--chat-url" if args.chat_url else "--url"
+            chat = await open_async_chat(args.chat_url or args.url, option=option, read_only=True)
+        app = create_app(store, auth=None if key is None else api_key_auth(key), chat=chat)
+        where = f"http://{args.host}:{args.port}/"
+        print(f"chatmem: memory review at {where} (records in {args.url})", file=out)
+        if generated:
+            print(f"chatmem: API key for this run: {key}", file=out)
+        out.flush()
+        config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+        await uvicorn.Server(config).serve()
+    finally:
+        for opened in (chat, store):
+            close = getattr(opened, "close", None)
+            if close is not None:
+                await close()

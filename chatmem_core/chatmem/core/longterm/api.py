@@ -50,6 +50,7 @@ from fastapi.concurrency import run_in_threadpool  # noqa: E402
 from fastapi.responses import HTMLResponse  # noqa: E402
 
 from . import _review as review  # noqa: E402
+from ._async.repository import AsyncMemoryRecordRepository  # noqa: E402
 from ._async.settings import async_get_settings, async_put_settings  # noqa: E402
 from ._model import (  # noqa: E402
     MemoryNotFoundError,
@@ -110,12 +111,12 @@ def _is_async(repository: object, method: str) -> bool:
     return inspect.iscoroutinefunction(getattr(repository, method, None))
 
 
-def _caller(repository: object) -> Callable[..., Awaitable[Any]]:
+def _caller(repository: object, probe: str) -> Callable[..., Awaitable[Any]]:
     """``await call(method, *args)``: on the loop for an async store, on FastAPI's thread
-    pool for a sync one, so neither blocks the event loop. ``method`` is the store's method
-    name, or a ``(sync_function, async_function)`` pair taking the store first. Store errors
-    become HTTP ones."""
-    is_async = _is_async(repository, "find")
+    pool for a sync one (which ``probe``, one of its methods, tells), so neither blocks the
+    event loop. ``method`` is the store's method name, or a ``(sync_function,
+    async_function)`` pair taking the store first. Store errors become HTTP ones."""
+    is_async = _is_async(repository, probe)
 
     async def call(method: str | tuple[Any, Any], *args: Any, **kwargs: Any) -> Any:
         if isinstance(method, tuple):
@@ -140,7 +141,7 @@ def _checked(build: Callable[[], R]) -> R:
 
 
 def memory_router(
-    repository: MemoryRecordRepository,
+    repository: MemoryRecordRepository | AsyncMemoryRecordRepository,
     *,
     auth: Auth | None = None,
     chat: object | None = None,
@@ -157,8 +158,8 @@ def memory_router(
         raise InvalidArgumentError("chat", "must be a chat memory repository")
     scan = validate_positive_int(scan_limit, "scan_limit")
     router = APIRouter(dependencies=[Depends(auth)] if auth is not None else [])
-    call = _caller(repository)
-    chat_call = None if chat is None else _caller(chat)
+    call = _caller(repository, "find")
+    chat_call = None if chat is None else _caller(chat, "find_by_conversation_id")
     edits = takes_option(repository.approve, "content")
 
     @router.get("/memories")
@@ -331,7 +332,7 @@ def review_page() -> str:
 
 
 def create_app(
-    repository: MemoryRecordRepository,
+    repository: MemoryRecordRepository | AsyncMemoryRecordRepository,
     *,
     auth: Auth | None = None,
     title: str = "chatmem",
