@@ -90,6 +90,25 @@ def test_memories_create_no_schema_without_create_schema(
     assert "CREATE TABLE team_memories" in capsys.readouterr().out
 
 
+def test_store_option_typos_are_usage_errors_before_any_io(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--store-option`` takes NAME=VALUE for a text option of the store's class; the
+    options with flags of their own are refused by the flag's name, and nothing is created."""
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    cases = {
+        "table_name=x": "is set with --table-name",
+        "initialize_schema=always": "is set with --create-schema",
+        "table_nme=x": "it takes: none",
+        "no-equals-sign": "is not NAME=VALUE",
+    }
+    for option, message in cases.items():
+        assert main(["memories", "ls", "--url", url, "--store-option", option]) == 2
+        err = capsys.readouterr().err
+        assert "--store-option:" in err and message in err, err
+    assert not (tmp_path / "none.db").exists()
+
+
 def test_memories_finds_a_third_party_record_store_by_its_scheme(tmp_path: Path) -> None:
     """A record store registered in ``chatmem.memory_stores`` by another distribution is
     opened through its ``from_url``; it has no ``schema_sql_for`` and takes no table name,

@@ -67,3 +67,47 @@ def test_memories_ls_approve_and_rm_on_the_store_at_url(
         for rid in ids:
             repo.delete(rid)
         repo.close()  # type: ignore[attr-defined]
+
+
+def _named_options(harness: str, server: ServerInfo) -> dict[str, str]:
+    """Options naming where this test's records live, other than each store's defaults."""
+    suffix = unique_suffix()
+    if harness == "cassandra":
+        return {"keyspace": str(server.extra["keyspace"])}
+    return {
+        "redis": {"key_prefix": f"cli{suffix}:", "index_name": f"cli{suffix}"},
+        "mongo": {"collection_name": f"cli_{suffix}"},
+        "neo4j": {"memory_label": f"CliMemory{suffix}"},
+    }[harness]
+
+
+def test_store_options_reach_the_record_store_class(
+    harness: Harness, server: ServerInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--store-option NAME=VALUE`` opens records kept under non-default names (a Redis
+    prefix and index, a MongoDB collection, a Neo4j label, a Cassandra keyspace); a name
+    the class does not take is a usage error naming the flag and listing what it takes."""
+    url = store_url(server)
+    options = _named_options(harness.name, server)
+    repo = open_store(server, harness.name, **options)
+    user = f"ana-{unique_suffix()}"
+    candidate = MemoryCandidate(
+        memory_type=MemoryType.FACT, content="The user is a CTO.", confidence=0.9
+    )
+    rid = repo.add("agent", user, candidate).record.id
+    flags = [f for name, value in options.items() for f in ("--store-option", f"{name}={value}")]
+    try:
+        assert main(["memories", "ls", "--url", url, "--user", user, "--json", *flags]) == 0
+        assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [rid]
+        if harness.name != "cassandra":  # its option names the keyspace the URL names too
+            assert main(["memories", "ls", "--url", url, "--user", user, "--create-schema"]) == 0
+            assert capsys.readouterr().out == ""  # the default names hold none of them
+        name = next(iter(options))
+        assert main(["memories", "ls", "--url", url, "--store-option", f"{name}x=1"]) == 2
+        err = capsys.readouterr().err
+        assert "--store-option:" in err and "it takes: " in err and name in err
+        assert main(["memories", "ls", "--url", url, *flags, *flags]) == 2
+        assert "given twice" in capsys.readouterr().err
+    finally:
+        repo.delete(rid)
+        repo.close()  # type: ignore[attr-defined]

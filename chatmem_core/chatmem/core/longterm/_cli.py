@@ -6,7 +6,8 @@ main CLI calls it when ``handles(args)``). Records live in the store at ``--url`
 registered for its scheme in the ``chatmem.memory_stores`` entry-point group (SQL, Redis,
 MongoDB, Cassandra, Neo4j or a third party's), opened with its ``from_url``. The commands
 create no schema unless ``--create-schema`` is given (a missing one is then an error naming
-what to run); ``--table-name`` goes to stores that take a ``table_name``.
+what to run); ``--table-name`` goes to stores that take a ``table_name``, ``--store-option
+NAME=VALUE`` to any text option of the store's class (``_cli_stores``).
 ``serve`` runs the review page and API with uvicorn on async stores; it always requires an
 API key unless ``--no-auth`` is given on a loopback address, and it refuses a non-loopback
 ``--host`` without an explicit key.
@@ -25,12 +26,11 @@ from typing import Any, TextIO
 
 from chatmem.core._errors import InvalidArgumentError
 
-from ._async.repository import AsyncBaseMemoryRecordRepository
 from ._cli_state import COMMANDS as STATE_COMMANDS
 from ._cli_state import add_state_parsers, run_state
+from ._cli_stores import open_async_store, open_chat_store, open_store, schema_sql
 from ._model import MemoryRecord
 from ._repository import BaseMemoryRecordRepository
-from ._stores import async_record_store_class_for_url, record_store_class_for_url, takes_option
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -45,6 +45,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "--table-name",
         default=None,
         help="record table, for stores that take one (SQL: ai_memory_record)",
+    )
+    store.add_argument(
+        "--store-option",
+        dest="store_options",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a text option of the record store's class (repeatable), e.g. key_prefix=app:mem: "
+        "on Redis, collection_name=memories on MongoDB, keyspace=app on Cassandra",
     )
     store.add_argument(
         "--create-schema",
@@ -162,70 +171,6 @@ def handles(args: argparse.Namespace) -> bool:
     return getattr(args, "command", None) in COMMANDS
 
 
-def _store_options(
-    cls: type[Any], url: str, table_name: str | None, create: bool
-) -> dict[str, Any]:
-    """``from_url`` options: ``table_name`` only when given (refused, naming
-    ``--table-name``, for a store that takes none), and a schema created only with
-    ``create`` (otherwise the store checks that it exists)."""
-    options: dict[str, Any] = {"initialize_schema": "always" if create else "never"}
-    if table_name is not None:
-        if not takes_option(cls.from_url, "table_name", forwards_to=cls):
-            raise InvalidArgumentError(
-                "--table-name", f"is not an option of {cls.__name__} ({url.split(':', 1)[0]}://)"
-            )
-        options["table_name"] = table_name
-    return options
-
-
-def open_store(url: str, table_name: str | None, create: bool) -> BaseMemoryRecordRepository:
-    """The record store at ``url`` through its class's ``from_url`` (see ``_store_options``)."""
-    cls = record_store_class_for_url(url)
-    options = _store_options(cls, url, table_name, create)
-    store: BaseMemoryRecordRepository = cls.from_url(url, **options)  # type: ignore[attr-defined]
-    return store
-
-
-async def open_async_store(
-    url: str, table_name: str | None, create: bool
-) -> AsyncBaseMemoryRecordRepository:
-    """The async twin of ``open_store``, for ``serve``'s event loop."""
-    cls = async_record_store_class_for_url(url)
-    options = _store_options(cls, url, table_name, create)
-    store: AsyncBaseMemoryRecordRepository = await cls.from_url(url, **options)  # type: ignore[attr-defined]
-    return store
-
-
-def open_chat_store(url: str, option: str) -> Any:
-    """The chat repository at ``url`` (given as ``option``), read-only: never creates a file
-    or schema (the backfill and the review page only read conversations)."""
-    from chatmem.core._cli._stores import open_store as open_chat
-
-    return open_chat(url, option=option, read_only=True)
-
-
-def schema_sql(url: str, table_name: str | None) -> str:
-    """``memories schema``: the DDL script of the record store class for ``url`` (its
-    ``schema_sql_for``); a usage error for a store that has none or takes no table name."""
-    cls = record_store_class_for_url(url)
-    build = getattr(cls, "schema_sql_for", None)
-    scheme = url.split(":", 1)[0]
-    if build is None:
-        raise InvalidArgumentError(
-            "--url",
-            f"{cls.__name__} ({scheme}://) has no schema script: it creates its own "
-            "schema (pass --create-schema to the other commands)",
-        )
-    options: dict[str, Any] = {}
-    if table_name is not None:
-        if not takes_option(build, "table_name"):
-            raise InvalidArgumentError("--table-name", f"is not an option of {cls.__name__}")
-        options["table_name"] = table_name
-    script = build(url, **options)
-    assert isinstance(script, str)
-    return script
-
-
 def describe(record: MemoryRecord) -> str:
     """One line per record."""
     return (
@@ -266,11 +211,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.command == "serve":
         return _serve(args, out)
     if args.memories_command == "schema":
-        out.write(schema_sql(args.url, args.table_name))
+        out.write(schema_sql(args.url, args))
         return 0
     if args.memories_command == "analyse":
         return _analyse(args, out)
-    store = open_store(args.url, args.table_name, args.create_schema)
+    store = open_store(args.url, args)
     try:
         if args.memories_command in STATE_COMMANDS:
             return run_state(store, args, out)
@@ -335,7 +280,7 @@ def _analyse(args: argparse.Namespace, out: TextIO) -> int:
 
     chat = open_chat_store(args.url, "--url")
     try:
-        records = open_store(args.records_url or args.url, args.table_name, args.create_schema)
+        records = open_store(args.records_url or args.url, args)
         try:
             stats = backfill(
                 chat,
@@ -381,7 +326,7 @@ async def _serve_async(
 
     from .api import api_key_auth, create_app
 
-    store = await open_async_store(args.url, args.table_name, args.create_schema)
+    store = await open_async_store(args.url, args)
     chat = None
     try:
         if not args.no_chat:
