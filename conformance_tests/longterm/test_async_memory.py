@@ -219,3 +219,67 @@ def test_both_twins_check_their_options_before_any_io(
         with pytest.raises(InvalidArgumentError) as info:
             memory_class(records, **kwargs)
         assert info.value.argument == argument
+
+
+def test_the_analyser_stays_on_its_loop_and_starts_over_after_it_closed() -> None:
+    """A submit from a second loop while the first runs is refused (typed); once the first
+    loop closed, the next submit runs on its own loop, and what the closed loop left queued
+    is counted as dropped, never silently kept."""
+    import threading
+
+    from chatmem.core import ConcurrencyError
+    from chatmem.core.longterm import AsyncBackgroundAnalyser
+
+    class Stalling(AsyncInMemoryMemoryRecordRepository):
+        stall = False
+
+        async def _add(self, *args: Any, **kwargs: Any) -> Any:
+            if self.stall:
+                await asyncio.sleep(3600)
+            return await super()._add(*args, **kwargs)
+
+    records = Stalling()
+    analyser = AsyncBackgroundAnalyser(records, RuleBasedExtractor())
+
+    async def analysed(text: str) -> None:
+        assert analyser.submit("agent", "ana", text)
+        assert await analyser.flush(timeout=10)
+
+    run(lambda: analysed("I prefer tables."))
+
+    async def left_queued() -> None:  # the worker stalls on the first; the loop then closes
+        records.stall = True
+        assert analyser.submit("agent", "ana", "I am a CTO.")
+        assert analyser.submit("agent", "ana", "I work at Acme.")
+        assert not await analyser.flush(timeout=0.2)
+
+    run(left_queued)
+    records.stall = False
+    assert analyser.stats.dropped == 1  # the one cancelled mid-analysis
+    run(lambda: analysed("I live in Seoul."))
+    assert (analyser.stats.submitted, analyser.stats.processed) == (4, 2)
+    assert analyser.stats.dropped == 2 and analyser.stats.failed == 0  # and the one queued
+
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(analysed("I prefer dark mode."), other).result(10)
+
+        async def from_here() -> None:
+            with pytest.raises(ConcurrencyError, match="another event loop"):
+                analyser.submit("agent", "ana", "I like tea.")
+
+        run(from_here)
+        asyncio.run_coroutine_threadsafe(analyser.close(timeout=10), other).result(20)
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(10)
+        other.close()
+    assert analyser.stats.processed == 3 and analyser.stats.failed == 0
+
+    async def contents() -> list[str]:
+        page = await records.find(user_id="ana", limit=50)
+        return sorted(r.content for r in page.records)
+
+    assert len(run(contents)) == 3  # one memory from each message that was processed

@@ -3,9 +3,12 @@ record stores (``BackgroundAnalyser`` in ``_analyser`` is the thread for the syn
 
 The same rules: a bounded queue that drops (and counts) rather than blocks the turn, one
 worker, failures logged and counted, ``flush``/``close``. The worker task starts on the
-first ``submit``, on the loop that submitted; the store calls it makes are awaited and the
-offline extractor is pure CPU on short text, so the loop is never blocked for longer than
-one message's rules (a model ``complete`` is awaited when it is async).
+first ``submit``, on the loop that submitted, and stays on it: a submit from another loop
+while that one runs is refused (``ConcurrencyError``; the async stores' clients are bound
+to their loop too), and after that loop closed, the next submit starts a new worker on its
+own loop, counting what the closed loop left queued as dropped. The store calls it makes are
+awaited and the offline extractor is pure CPU on short text, so the loop is never blocked
+for longer than one message's rules (a model ``complete`` is awaited when it is async).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import asyncio
 import logging
 from datetime import timedelta
 
+from chatmem.core._errors import ConcurrencyError
 from chatmem.core._validation import validate_positive_int
 
 from ._analyser import (
@@ -57,6 +61,7 @@ class AsyncBackgroundAnalyser(Submitting):
         self._size = validate_positive_int(queue_size, "queue_size")
         self._queue: asyncio.Queue[Item | None] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
     def _put(self, item: Item, who: str) -> bool:
@@ -114,6 +119,22 @@ class AsyncBackgroundAnalyser(Submitting):
                 task.cancel()
 
     def _ensure_worker(self) -> asyncio.Queue[Item | None]:
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and loop is not self._loop:
+            if not self._loop.is_closed():
+                raise ConcurrencyError(
+                    "this analyser's worker runs on another event loop, which is still open: "
+                    "use one analyser (and one async store) per loop"
+                )
+            # the worker's loop is gone, and what it left queued can never run
+            if self._queue is not None:
+                self.stats.dropped += self._queue.qsize()
+                log.warning(
+                    "long-term memory analyser: its event loop closed with %d messages queued",
+                    self._queue.qsize(),
+                )
+            self._queue = self._task = None
+        self._loop = loop
         if self._queue is None:
             self._queue = asyncio.Queue(self._size)
         if self._task is None or self._task.done():
@@ -125,14 +146,17 @@ class AsyncBackgroundAnalyser(Submitting):
     async def _run(self, work: asyncio.Queue[Item | None]) -> None:
         while True:
             item = await work.get()
+            if item is None:
+                work.task_done()
+                return
             try:
-                if item is None:
-                    return
                 await self.handle(item)
             except Exception:
                 self.stats.failed += 1
                 log.exception("long-term memory analysis failed (%s)", _who(item))
-            finally:
-                if item is not None:
-                    self.stats.processed += 1
+            except BaseException:  # cancelled mid-message (its loop is closing): not stored
+                self.stats.dropped += 1
                 work.task_done()
+                raise
+            self.stats.processed += 1
+            work.task_done()
