@@ -548,8 +548,6 @@ def bench(session: nox.Session) -> None:
     and the tables in README and docs/performance.md from benchmarks/results/latest.json."""
     session.install("-e", ".[all,test]", *BENCH_PEERS, *BENCH_TOOLS)
     args = session.posargs or ["sqlite"]
-    if "--quick" in args and not any(a.startswith("--out") for a in args):
-        args = [*args, "--out", ".work/bench/quick.json"]  # a smoke run never replaces latest
     session.run("python", "-m", "benchmarks.run", *args)
     if "--quick" not in args:
         session.run("python", "-m", "benchmarks.report")

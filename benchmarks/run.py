@@ -59,6 +59,7 @@ from chatmem.testing.plugin import load_harness, provision
 
 SCHEMA = 1
 DEFAULT_OUT = "benchmarks/results/latest.json"
+QUICK_OUT = ".work/bench/quick.json"  # a smoke run never replaces the committed results
 DISTS = (
     "chatmem",
     "SQLAlchemy",
@@ -227,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--round-seconds", type=float, default=None, help="time cap per round")
     parser.add_argument("--h", type=int, nargs="+", default=list(H_VALUES))
-    parser.add_argument("--out", default=DEFAULT_OUT)
+    parser.add_argument("--out", default=None, help=f"{DEFAULT_OUT} ({QUICK_OUT} with --quick)")
     args = parser.parse_args(argv)
+    args.out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
     args.turns = args.turns or (10 if args.quick else 200)
     args.rounds = args.rounds or (2 if args.quick else 9)  # more, shorter rounds: a steadier median
     args.round_seconds = args.round_seconds or (0.3 if args.quick else 1.0)
