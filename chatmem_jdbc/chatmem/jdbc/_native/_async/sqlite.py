@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -30,6 +30,8 @@ if ASYNC:
 
 else:
     SQLITE_DRIVER = "pysqlite"
+
+T = TypeVar("T")
 
 
 class AsyncSqliteFastPath:
@@ -57,8 +59,7 @@ class AsyncSqliteFastPath:
     async def _read(self, stmt: Compiled, args: tuple[Any, ...], what: str) -> list[Message]:
         async with self.kept.connection() as conn:
             try:
-                cur = await conn.execute(stmt.sql, args)
-                rows = await cur.fetchall()
+                rows = await _on_connection(conn, _fetch_all, stmt.sql, args)
             except sqlite3.Error as exc:
                 self._raise(exc, stmt, what)
         # A row's columns (payload text, position, raw timestamp...) are its cache key: a
@@ -86,52 +87,57 @@ class AsyncSqliteFastPath:
     ) -> list[Message] | None:
         """The append's transaction, with the window read before its COMMIT when ``limit``
         is set; None when the database was busy."""
-        window: list[Any] = []
         async with self.kept.connection() as conn:
             try:
-                cur = await conn.cursor()
-                await cur.execute("BEGIN IMMEDIATE")
-                try:
-                    written = await self._append(cur, cid, messages, trim_to)
-                    if limit is not None:
-                        args = self.window.args(cid=cid, n=limit)
-                        window = list(await (await cur.execute(self.window.sql, args)).fetchall())
-                    await cur.execute("COMMIT")
-                except BaseException:
-                    with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
-                        await cur.execute("ROLLBACK")
-                    raise
-                self._remember(written, messages)
-                return self.cache.get_many(window, _decode_sqlite_row)
+                written, window = await _on_connection(
+                    conn, self._transaction, cid, messages, trim_to, limit
+                )
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
                     return None
                 self._raise(exc, self.insert, "appending")
             except sqlite3.Error as exc:
                 self._raise(exc, self.insert, "appending")
+        self._remember(written, messages)
+        return self.cache.get_many(window, _decode_sqlite_row)
 
-    async def _append(
-        self, cur: Any, cid: str, messages: Sequence[Message], trim_to: int | None
-    ) -> list[dict[str, Any]]:
-        """Insert ``messages``; returns their column values as stored."""
-        now = sqlite_text(datetime.now(timezone.utc))
-        k = len(messages)
-        row = await cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
-        reserved = await row.fetchone()
-        start = int(reserved[0]) - k
-        written = self._rows(cid, start, messages)
-        rows = [self.insert.row(values) for values in written]
-        if k == 1:  # executemany's per-call set-up costs more than the one row it runs
-            await cur.execute(self.insert.sql, rows[0])
-        else:
-            await cur.executemany(self.insert.sql, rows)
-        if trim_to is not None and (start + k) // trim_to != start // trim_to:
-            skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
-            found = await cur.execute(self.trim_cut.sql, skip)
-            cut = await found.fetchone()
-            if cut is not None:
-                await cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
-        return written
+    def _transaction(
+        self,
+        raw: sqlite3.Connection,
+        cid: str,
+        messages: Sequence[Message],
+        trim_to: int | None,
+        limit: int | None,
+    ) -> tuple[list[dict[str, Any]], list[Any]]:
+        """``BEGIN IMMEDIATE``, the append, the window read when ``limit`` is set, ``COMMIT``
+        on the sqlite3 connection itself: the rows written and the window's rows."""
+        cur = raw.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            now = sqlite_text(datetime.now(timezone.utc))
+            k = len(messages)
+            reserved = cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
+            start = int(reserved.fetchone()[0]) - k
+            written = self._rows(cid, start, messages)
+            rows = [self.insert.row(values) for values in written]
+            if k == 1:  # executemany's per-call set-up costs more than the one row it runs
+                cur.execute(self.insert.sql, rows[0])
+            else:
+                cur.executemany(self.insert.sql, rows)
+            if trim_to is not None and (start + k) // trim_to != start // trim_to:
+                skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
+                cut = cur.execute(self.trim_cut.sql, skip).fetchone()
+                if cut is not None:
+                    cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
+            window: list[Any] = []
+            if limit is not None:
+                window = cur.execute(self.window.sql, self.window.args(cid=cid, n=limit)).fetchall()
+            cur.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                cur.execute("ROLLBACK")
+            raise
+        return written, window
 
     def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The column values of ``messages`` at ``start``, ... as SQLite stores them."""
@@ -165,3 +171,25 @@ class AsyncSqliteFastPath:
 def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
     """A full messages row (``SELECT *``) as the driver returns it."""
     return from_values(r[1], r[3], r[4], r[5], r[6])
+
+
+def _fetch_all(raw: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """One statement's rows, on the sqlite3 connection itself."""
+    return raw.execute(sql, args).fetchall()
+
+
+if ASYNC:
+
+    async def _on_connection(conn: Any, call: Callable[..., T], *args: Any) -> T:
+        """``call(sqlite3 connection, *args)`` as one job on the aiosqlite connection's own
+        thread: one hop between the loop and that thread per operation, where awaiting each
+        statement and fetch costs one hop each (four to six per append). A call cancelled
+        before it starts runs anyway, as a cancelled statement would: it commits or rolls
+        back whole."""
+        return await conn._execute(call, conn._conn, *args)  # type: ignore[no-any-return]
+
+else:
+
+    def _on_connection(conn: Any, call: Callable[..., T], *args: Any) -> T:
+        """``call(sqlite3 connection, *args)``."""
+        return call(conn, *args)

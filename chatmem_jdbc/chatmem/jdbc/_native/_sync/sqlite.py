@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from sqlalchemy.engine import Engine
 
@@ -24,6 +24,8 @@ from ..sqlite import sqlite_text
 from .connections import kept_connection
 
 SQLITE_DRIVER = "pysqlite"
+
+T = TypeVar("T")
 
 
 class SqliteFastPath:
@@ -51,8 +53,7 @@ class SqliteFastPath:
     def _read(self, stmt: Compiled, args: tuple[Any, ...], what: str) -> list[Message]:
         with self.kept.connection() as conn:
             try:
-                cur = conn.execute(stmt.sql, args)
-                rows = cur.fetchall()
+                rows = _on_connection(conn, _fetch_all, stmt.sql, args)
             except sqlite3.Error as exc:
                 self._raise(exc, stmt, what)
         # A row's columns (payload text, position, raw timestamp...) are its cache key: a
@@ -80,52 +81,57 @@ class SqliteFastPath:
     ) -> list[Message] | None:
         """The append's transaction, with the window read before its COMMIT when ``limit``
         is set; None when the database was busy."""
-        window: list[Any] = []
         with self.kept.connection() as conn:
             try:
-                cur = conn.cursor()
-                cur.execute("BEGIN IMMEDIATE")
-                try:
-                    written = self._append(cur, cid, messages, trim_to)
-                    if limit is not None:
-                        args = self.window.args(cid=cid, n=limit)
-                        window = list((cur.execute(self.window.sql, args)).fetchall())
-                    cur.execute("COMMIT")
-                except BaseException:
-                    with contextlib.suppress(sqlite3.Error):  # e.g. cancelled after COMMIT ran
-                        cur.execute("ROLLBACK")
-                    raise
-                self._remember(written, messages)
-                return self.cache.get_many(window, _decode_sqlite_row)
+                written, window = _on_connection(
+                    conn, self._transaction, cid, messages, trim_to, limit
+                )
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
                     return None
                 self._raise(exc, self.insert, "appending")
             except sqlite3.Error as exc:
                 self._raise(exc, self.insert, "appending")
+        self._remember(written, messages)
+        return self.cache.get_many(window, _decode_sqlite_row)
 
-    def _append(
-        self, cur: Any, cid: str, messages: Sequence[Message], trim_to: int | None
-    ) -> list[dict[str, Any]]:
-        """Insert ``messages``; returns their column values as stored."""
-        now = sqlite_text(datetime.now(timezone.utc))
-        k = len(messages)
-        row = cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
-        reserved = row.fetchone()
-        start = int(reserved[0]) - k
-        written = self._rows(cid, start, messages)
-        rows = [self.insert.row(values) for values in written]
-        if k == 1:  # executemany's per-call set-up costs more than the one row it runs
-            cur.execute(self.insert.sql, rows[0])
-        else:
-            cur.executemany(self.insert.sql, rows)
-        if trim_to is not None and (start + k) // trim_to != start // trim_to:
-            skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
-            found = cur.execute(self.trim_cut.sql, skip)
-            cut = found.fetchone()
-            if cut is not None:
-                cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
-        return written
+    def _transaction(
+        self,
+        raw: sqlite3.Connection,
+        cid: str,
+        messages: Sequence[Message],
+        trim_to: int | None,
+        limit: int | None,
+    ) -> tuple[list[dict[str, Any]], list[Any]]:
+        """``BEGIN IMMEDIATE``, the append, the window read when ``limit`` is set, ``COMMIT``
+        on the sqlite3 connection itself: the rows written and the window's rows."""
+        cur = raw.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            now = sqlite_text(datetime.now(timezone.utc))
+            k = len(messages)
+            reserved = cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
+            start = int(reserved.fetchone()[0]) - k
+            written = self._rows(cid, start, messages)
+            rows = [self.insert.row(values) for values in written]
+            if k == 1:  # executemany's per-call set-up costs more than the one row it runs
+                cur.execute(self.insert.sql, rows[0])
+            else:
+                cur.executemany(self.insert.sql, rows)
+            if trim_to is not None and (start + k) // trim_to != start // trim_to:
+                skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
+                cut = cur.execute(self.trim_cut.sql, skip).fetchone()
+                if cut is not None:
+                    cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
+            window: list[Any] = []
+            if limit is not None:
+                window = cur.execute(self.window.sql, self.window.args(cid=cid, n=limit)).fetchall()
+            cur.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                cur.execute("ROLLBACK")
+            raise
+        return written, window
 
     def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The column values of ``messages`` at ``start``, ... as SQLite stores them."""
@@ -159,3 +165,13 @@ class SqliteFastPath:
 def _decode_sqlite_row(r: tuple[Any, ...]) -> Message:
     """A full messages row (``SELECT *``) as the driver returns it."""
     return from_values(r[1], r[3], r[4], r[5], r[6])
+
+
+def _fetch_all(raw: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[Any]:
+    """One statement's rows, on the sqlite3 connection itself."""
+    return raw.execute(sql, args).fetchall()
+
+
+def _on_connection(conn: Any, call: Callable[..., T], *args: Any) -> T:
+    """``call(sqlite3 connection, *args)``."""
+    return call(conn, *args)
