@@ -21,6 +21,7 @@ from ..._codec import from_values, to_row
 from ..._errors import as_dbapi_error, translated
 from ..._plan import Compiled, Statements
 from ..sqlite import sqlite_text
+from ..sqlite_windows import SqliteWindows
 from .connections import kept_connection
 
 SQLITE_DRIVER = "pysqlite"
@@ -42,10 +43,28 @@ class SqliteFastPath:
         self.trim_cut = Compiled(sql.trim_cut, engine.dialect)
         self.trim = Compiled(sql.delete_non_system_below, engine.dialect)
         self.cache = DecodeCache()
+        self.windows = SqliteWindows()  # on the kept connection only
 
     def read_window(self, cid: str, non_system_limit: int) -> list[Message]:
-        args = self.window.args(cid=cid, n=non_system_limit)
-        return self._read(self.window, args, "reading the window")
+        with self.kept.checkout() as (conn, pooled):
+            try:
+                return _on_connection(conn, self._window_job, cid, non_system_limit, pooled is None)
+            except sqlite3.Error as exc:
+                self._raise(exc, self.window, "reading the window")
+
+    def _window_job(
+        self, raw: sqlite3.Connection, cid: str, limit: int, kept: bool
+    ) -> list[Message]:
+        """The window, from the window cache when the kept connection proves it current."""
+        if kept and self.windows.current(raw):
+            hit = self.windows.get(raw, cid, limit)
+            if hit is not None:
+                return hit
+        rows = raw.execute(self.window.sql, self.window.args(cid=cid, n=limit)).fetchall()
+        window = self.cache.get_many(rows, _decode_sqlite_row)
+        if kept:
+            self.windows.put(raw, cid, limit, window)
+        return window
 
     def read_last(self, cid: str, n: int) -> list[Message]:
         return self._read(self.last, self.last.args(cid=cid, n=n), "reading")
@@ -81,10 +100,10 @@ class SqliteFastPath:
     ) -> list[Message] | None:
         """The append's transaction, with the window read before its COMMIT when ``limit``
         is set; None when the database was busy."""
-        with self.kept.connection() as conn:
+        with self.kept.checkout() as (conn, pooled):
             try:
-                written, window = _on_connection(
-                    conn, self._transaction, cid, messages, trim_to, limit
+                return _on_connection(
+                    conn, self._transaction, cid, messages, trim_to, limit, pooled is None
                 )
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
@@ -92,8 +111,6 @@ class SqliteFastPath:
                 self._raise(exc, self.insert, "appending")
             except sqlite3.Error as exc:
                 self._raise(exc, self.insert, "appending")
-        self._remember(written, messages)
-        return self.cache.get_many(window, _decode_sqlite_row)
 
     def _transaction(
         self,
@@ -102,12 +119,15 @@ class SqliteFastPath:
         messages: Sequence[Message],
         trim_to: int | None,
         limit: int | None,
-    ) -> tuple[list[dict[str, Any]], list[Any]]:
-        """``BEGIN IMMEDIATE``, the append, the window read when ``limit`` is set, ``COMMIT``
-        on the sqlite3 connection itself: the rows written and the window's rows."""
+        kept: bool,
+    ) -> list[Message]:
+        """``BEGIN IMMEDIATE``, the append, the window read when ``limit`` is set (from the
+        window cache when it is current), ``COMMIT``, on the sqlite3 connection itself; the
+        window (empty without ``limit``)."""
         cur = raw.cursor()
         cur.execute("BEGIN IMMEDIATE")
         try:
+            valid = kept and self.windows.current(raw)  # no other writer can commit now
             now = sqlite_text(datetime.now(timezone.utc))
             k = len(messages)
             reserved = cur.execute(self.reserve.sql, self.reserve.args(cid=cid, k=k, now=now))
@@ -118,20 +138,35 @@ class SqliteFastPath:
                 cur.execute(self.insert.sql, rows[0])
             else:
                 cur.executemany(self.insert.sql, rows)
+            trimmed = False
             if trim_to is not None and (start + k) // trim_to != start // trim_to:
                 skip = self.trim_cut.args(cid=cid, skip=trim_to - 1)
                 cut = cur.execute(self.trim_cut.sql, skip).fetchone()
                 if cut is not None:
                     cur.execute(self.trim.sql, self.trim.args(cid=cid, below=cut[0]))
-            window: list[Any] = []
-            if limit is not None:
-                window = cur.execute(self.window.sql, self.window.args(cid=cid, n=limit)).fetchall()
+                    trimmed = True
+            stored = self._remember(written, messages)
+            window: list[Message] | None = None
+            if valid and not trimmed:
+                self.windows.appended(raw, cid, stored)
+                window = None if limit is None else self.windows.get(raw, cid, limit)
+            elif kept:
+                self.windows.forget(raw, cid)
+            if limit is not None and window is None:
+                args = self.window.args(cid=cid, n=limit)
+                window = self.cache.get_many(cur.execute(self.window.sql, args), _decode_sqlite_row)
             cur.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 cur.execute("ROLLBACK")
+            if kept:
+                self.windows.forget(raw, cid)
             raise
-        return written, window
+        if kept:
+            self.windows.committed(raw)
+            if window is not None and limit is not None:
+                self.windows.put(raw, cid, limit, window)
+        return window or []
 
     def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The column values of ``messages`` at ``start``, ... as SQLite stores them."""
@@ -148,13 +183,17 @@ class SqliteFastPath:
         written = [self._row(cid, start + i, messages[i]) for i in keep]
         self._remember(written, [messages[i] for i in keep])
 
-    def _remember(self, written: list[dict[str, Any]], messages: Sequence[Message]) -> None:
-        """Cache the messages just committed under the rows a read will return for them
-        (the very values inserted: SQLite gives back the text and integers it was given),
-        so the next window read decodes nothing it wrote."""
+    def _remember(
+        self, written: list[dict[str, Any]], messages: Sequence[Message]
+    ) -> list[Message]:
+        """Cache the messages just written under the rows a read will return for them (the
+        very values inserted: SQLite gives back the text and integers it was given), so the
+        next window read decodes nothing it wrote; returns them as that read would."""
         columns, put = self.columns, self.cache.put_written
-        for values, m in zip(written, messages, strict=True):
-            put(tuple(values[c] for c in columns), m, values["position"])
+        keys = [tuple(values[c] for c in columns) for values in written]
+        for key, values, m in zip(keys, written, messages, strict=True):
+            put(key, m, values["position"])
+        return self.cache.get_many(keys, _decode_sqlite_row)
 
     def _raise(self, exc: sqlite3.Error, stmt: Compiled, what: str) -> NoReturn:
         """Raise the chatmem error SQLAlchemy's path raises for the same sqlite3 error."""
