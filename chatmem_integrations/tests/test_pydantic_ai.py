@@ -142,8 +142,18 @@ def _sample(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0, side: 
     return 1.5 if kind == "number" else True if kind == "boolean" else None
 
 
+if hasattr(pm, "DataCapabilityPart"):  # Pydantic AI 2.78+
+
+    @dataclasses.dataclass(kw_only=True)
+    class ProgressPart(pm.DataCapabilityPart[str], namespace="chatmem_tests", tag="progress"):
+        """A capability part kind as an application defines one."""
+
+
 def generated(cls: type[Any], side: str) -> Any:
-    """An instance of a part class, generated from its own type definition."""
+    """An instance of a part class, generated from its own type definition (a capability
+    part, whose kinds are the application's, as the application builds one)."""
+    if getattr(cls, "__name__", "") == "CapabilityPart":
+        return ProgressPart(content="3 of 5 steps done.", source=pm.OperatorSource())
     adapter = pydantic.TypeAdapter(cls)
     schema = adapter.json_schema()
     return adapter.validate_json(json.dumps(_sample(schema, schema.get("$defs", {}), 0, side)))
@@ -178,6 +188,7 @@ PASSTHROUGH = {
     "instruction-delta",
     "instruction-baseline",
     "compaction",
+    "capability",  # a capability's own content (2.78): its kind and rendering are Pydantic AI's
     "builtin-tool-search-call",
     "builtin-tool-call",
     "builtin-tool-search-return",
