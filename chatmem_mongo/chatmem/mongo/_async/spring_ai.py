@@ -209,14 +209,14 @@ class AsyncSpringAiMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseCha
 
     def _storable(self, messages: Sequence[Message] | Message) -> list[Message]:
         if messages is None or isinstance(messages, str | bytes):
-            return messages  # type: ignore[return-value]  # the base class names the error
+            return messages  # the base class names the error
         listed = [messages] if isinstance(messages, Message) else list(messages)
         return spring_ai_storable(storable_metadata(listed, self.lossy), self.lossy, holds=HOLDS)
 
     # -- hooks ----------------------------------------------------------------------------
     async def _find_ids_page(self, limit: int, after: str | None) -> ConversationIdPage:
         match = {"conversationId": {"$gt": after} if after is not None else {"$gte": ""}}
-        pipeline = [
+        pipeline: list[dict[str, Any]] = [
             {"$match": match},
             {"$group": {"_id": "$conversationId"}},
             {"$sort": {"_id": 1}},
