@@ -230,7 +230,7 @@ def test_spring_writes_and_chatmem_reads_the_same(
     assert [m.created_at for m in mine] == stamps(database, one)  # Spring's timestamps
     assert all(m.metadata == {} for m in mine)  # Spring's own messageType key is dropped
     # Spring's read, as Spring returns it: newest first (ties in the server's order)
-    when = {m.text: m.created_at for m in mine}
+    when = {m.text: m.created_at for m in mine if m.created_at is not None}
     spring_order = [when[m["text"]] for m in read_one]
     assert sorted(spring_texts(read_one)) == sorted(texts(mine))
     assert spring_order == sorted(spring_order, reverse=True)

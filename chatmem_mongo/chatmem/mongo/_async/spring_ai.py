@@ -14,13 +14,13 @@ Every read is bounded: the window read takes the system messages and the last N 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import ConfigurationError, DuplicateKeyError
+from pymongo.errors import ConfigurationError
 
 from chatmem.core import Message
 from chatmem.core.backend import (
@@ -31,7 +31,6 @@ from chatmem.core.backend import (
     WindowEdit,
     add_to_window,
     async_owning,
-    async_retry,
     schema_mode,
     split_layout,
     spring_ai_lossy,
@@ -47,36 +46,29 @@ from .._native.spring_ai import (
     HOLDS,
     INDEX,
     INDEX_KEYS,
-    LEASE_MS,
     LOCK_COLLECTION,
     NEWEST_FIRST,
     ORDER,
-    busy,
     decode,
     encode,
     index_command,
-    lock_key,
     ms_of,
-    new_token,
-    now_ms,
     older_than,
     ordered,
-    seq_key,
     storable_metadata,
 )
+from .leases import AsyncConversationLeases
 from .repository import _URL_SCHEMES, AsyncMongoChatMemoryRepository, _database_of
 
 ASYNC = True
-LOCK_ATTEMPTS = 1_000
-"""Tries for a conversation's lease, up to 50 ms apart: longer than ``LEASE_MS`` in all."""
-READ_ATTEMPTS = 1_000
 NOT_SYSTEM = {"message.type": {"$ne": "SYSTEM"}}
 SCHEMA_MODES = ("embedded", "always", "never")
 """``embedded``: nothing to create on a server (as Spring's repository and Boot's default)."""
-T = TypeVar("T")
 
 
-class AsyncSpringAiMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository):
+class AsyncSpringAiMongoChatMemoryRepository(
+    AsyncConversationLeases, AsyncOwnedClientMixin, AsyncBaseChatMemoryRepository
+):
     """Chat memory in Spring AI's MongoDB documents, readable and writable by Spring AI's
     ``MongoChatMemoryRepository`` at the same time.
 
@@ -322,67 +314,6 @@ class AsyncSpringAiMongoChatMemoryRepository(AsyncOwnedClientMixin, AsyncBaseCha
         for before in (older_than(first_other) if first_other else None, older):
             if before is not None:
                 await self.collection.delete_many({"conversationId": cid, **NOT_SYSTEM, **before})
-
-    async def _guarded(self, cid: str, read: Callable[[], Awaitable[T]]) -> T:
-        """``read()`` between two reads of the sequence document, retried until no writer
-        was busy and none finished in between."""
-
-        async def attempt() -> tuple[T] | None:
-            before = await self.locks.find_one({"_id": seq_key(cid)})
-            if busy(before, now_ms()):
-                return None
-            value = await read()
-            after = await self.locks.find_one({"_id": seq_key(cid)})
-            same = (before or {}).get("token") == (after or {}).get("token")
-            return (value,) if same and not busy(after, now_ms()) else None
-
-        with translate_errors("read conversation"):
-            (value,) = await async_retry(
-                attempt, attempts=READ_ATTEMPTS, what="read", base_sleep=0.001, max_sleep=0.05
-            )
-        return value
-
-    async def _locked(
-        self, cid: str, change: Callable[[], Awaitable[None]], what: str, deleting: bool = False
-    ) -> None:
-        """Run ``change`` holding the conversation's lease, with its sequence document busy
-        from before the first change to after the last (removed when ``deleting``)."""
-        with translate_errors(what):
-            owner = await self._acquire(cid, what)
-            try:
-                seq = {"_id": seq_key(cid)}
-                mark = {"token": owner, "busy": True, "expires": now_ms() + LEASE_MS}
-                await self.locks.update_one(seq, {"$set": mark}, upsert=True)
-                try:
-                    await change()
-                finally:  # a failed change still ends the busy mark (what it left is stored)
-                    if deleting:
-                        await self.locks.delete_one(seq)
-                    else:
-                        done = {"token": new_token(), "busy": False}
-                        await self.locks.update_one(seq, {"$set": done})
-            finally:
-                await self.locks.delete_one({"_id": lock_key(cid), "owner": owner})
-
-    async def _acquire(self, cid: str, what: str) -> str:
-        """Take the conversation's lease: insert its lock document (``_id`` is unique), or
-        remove an expired one's and try again."""
-        owner, key = new_token(), lock_key(cid)
-
-        async def attempt() -> str | None:
-            now = now_ms()
-            try:
-                await self.locks.insert_one({"_id": key, "owner": owner, "expires": now + LEASE_MS})
-                return owner
-            except DuplicateKeyError:
-                held = await self.locks.find_one({"_id": key})
-                if held is not None and int(held.get("expires", 0)) <= now:
-                    await self.locks.delete_one({"_id": key, "owner": held.get("owner")})
-                return None
-
-        return await async_retry(
-            attempt, attempts=LOCK_ATTEMPTS, what=what, base_sleep=0.001, max_sleep=0.05
-        )
 
 
 def _first_other(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

@@ -17,10 +17,10 @@ Every read is bounded: the window read takes the system messages and the last N 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from pymongo import MongoClient
-from pymongo.errors import ConfigurationError, DuplicateKeyError
+from pymongo.errors import ConfigurationError
 from pymongo.synchronous.collection import Collection
 from pymongo.synchronous.database import Database
 
@@ -33,7 +33,6 @@ from chatmem.core.backend import (
     WindowEdit,
     add_to_window,
     owning,
-    retry,
     schema_mode,
     split_layout,
     spring_ai_lossy,
@@ -49,35 +48,28 @@ from .._native.spring_ai import (
     HOLDS,
     INDEX,
     INDEX_KEYS,
-    LEASE_MS,
     LOCK_COLLECTION,
     NEWEST_FIRST,
     ORDER,
-    busy,
     decode,
     encode,
     index_command,
-    lock_key,
     ms_of,
-    new_token,
-    now_ms,
     older_than,
     ordered,
-    seq_key,
     storable_metadata,
 )
+from .leases import ConversationLeases
 from .repository import _URL_SCHEMES, MongoChatMemoryRepository, _database_of
 
-LOCK_ATTEMPTS = 1_000
-"""Tries for a conversation's lease, up to 50 ms apart: longer than ``LEASE_MS`` in all."""
-READ_ATTEMPTS = 1_000
 NOT_SYSTEM = {"message.type": {"$ne": "SYSTEM"}}
 SCHEMA_MODES = ("embedded", "always", "never")
 """``embedded``: nothing to create on a server (as Spring's repository and Boot's default)."""
-T = TypeVar("T")
 
 
-class SpringAiMongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryRepository):
+class SpringAiMongoChatMemoryRepository(
+    ConversationLeases, OwnedClientMixin, BaseChatMemoryRepository
+):
     """Chat memory in Spring AI's MongoDB documents, readable and writable by Spring AI's
     ``MongoChatMemoryRepository`` at the same time.
 
@@ -318,65 +310,6 @@ class SpringAiMongoChatMemoryRepository(OwnedClientMixin, BaseChatMemoryReposito
         for before in (older_than(first_other) if first_other else None, older):
             if before is not None:
                 self.collection.delete_many({"conversationId": cid, **NOT_SYSTEM, **before})
-
-    def _guarded(self, cid: str, read: Callable[[], T]) -> T:
-        """``read()`` between two reads of the sequence document, retried until no writer
-        was busy and none finished in between."""
-
-        def attempt() -> tuple[T] | None:
-            before = self.locks.find_one({"_id": seq_key(cid)})
-            if busy(before, now_ms()):
-                return None
-            value = read()
-            after = self.locks.find_one({"_id": seq_key(cid)})
-            same = (before or {}).get("token") == (after or {}).get("token")
-            return (value,) if same and not busy(after, now_ms()) else None
-
-        with translate_errors("read conversation"):
-            (value,) = retry(
-                attempt, attempts=READ_ATTEMPTS, what="read", base_sleep=0.001, max_sleep=0.05
-            )
-        return value
-
-    def _locked(
-        self, cid: str, change: Callable[[], None], what: str, deleting: bool = False
-    ) -> None:
-        """Run ``change`` holding the conversation's lease, with its sequence document busy
-        from before the first change to after the last (removed when ``deleting``)."""
-        with translate_errors(what):
-            owner = self._acquire(cid, what)
-            try:
-                seq = {"_id": seq_key(cid)}
-                mark = {"token": owner, "busy": True, "expires": now_ms() + LEASE_MS}
-                self.locks.update_one(seq, {"$set": mark}, upsert=True)
-                try:
-                    change()
-                finally:  # a failed change still ends the busy mark (what it left is stored)
-                    if deleting:
-                        self.locks.delete_one(seq)
-                    else:
-                        done = {"token": new_token(), "busy": False}
-                        self.locks.update_one(seq, {"$set": done})
-            finally:
-                self.locks.delete_one({"_id": lock_key(cid), "owner": owner})
-
-    def _acquire(self, cid: str, what: str) -> str:
-        """Take the conversation's lease: insert its lock document (``_id`` is unique), or
-        remove an expired one's and try again."""
-        owner, key = new_token(), lock_key(cid)
-
-        def attempt() -> str | None:
-            now = now_ms()
-            try:
-                self.locks.insert_one({"_id": key, "owner": owner, "expires": now + LEASE_MS})
-                return owner
-            except DuplicateKeyError:
-                held = self.locks.find_one({"_id": key})
-                if held is not None and int(held.get("expires", 0)) <= now:
-                    self.locks.delete_one({"_id": key, "owner": held.get("owner")})
-                return None
-
-        return retry(attempt, attempts=LOCK_ATTEMPTS, what=what, base_sleep=0.001, max_sleep=0.05)
 
 
 def _first_other(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
