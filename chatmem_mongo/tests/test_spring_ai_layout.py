@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -38,7 +36,14 @@ from chatmem.mongo import (
     SpringAiMongoChatMemoryRepository,
 )
 from chatmem.testing.harness import ServerInfo, unique_suffix
-from conformance_tests.spring_ai import Harness, as_chatmem, cid, msg, race_appenders
+from conformance_tests.spring_ai import (
+    Harness,
+    as_chatmem,
+    assert_chatmem_ls_lists,
+    cid,
+    msg,
+    race_appenders,
+)
 
 pytestmark = pytest.mark.backend("mongo")
 
@@ -242,15 +247,7 @@ def test_spring_writes_and_chatmem_reads_the_same(
 def test_chatmem_ls_lists_springs_ids(server: ServerInfo, spring: Harness, database: Any) -> None:
     ids = [cid("ls"), cid("ls")]
     spring([{"op": "save", "cid": c, "messages": [msg("USER", c)]} for c in ids])
-    url = _url(server, database.name, "layout=spring-ai")
-    done = subprocess.run(
-        [sys.executable, "-m", "chatmem.core._cli", "ls", "--url", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert set(ids) <= set(done.stdout.split())
+    assert_chatmem_ls_lists(_url(server, database.name, "layout=spring-ai"), ids)
 
 
 def test_chatmem_writes_and_spring_reads_the_same(repo: Repo, spring: Harness) -> None:

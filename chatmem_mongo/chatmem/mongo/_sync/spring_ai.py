@@ -37,9 +37,6 @@ from chatmem.core.backend import (
     split_layout,
     spring_ai_lossy,
     spring_ai_storable,
-    stamp,
-    validate_messages,
-    validate_positive_int,
 )
 
 from .._errors import translate_errors
@@ -160,40 +157,7 @@ class SpringAiMongoChatMemoryRepository(
         """Add under the window rule and store exactly the window, as Spring's
         ``MessageWindowChatMemory`` does; ``keep_history`` keeps every message instead."""
         kept = self._storable(messages)
-        if keep_history:
-            super().window_add(conversation_id, kept, max_messages, keep_history=True)
-            return
-        cid = self._cid(conversation_id)
-        msgs = validate_messages(kept)
-        validate_positive_int(max_messages, "max_messages")
-        if not msgs:
-            return
-        if self._init_pending:
-            self._ensure_initialized()
-        new = stamp(msgs)
-
-        def change() -> None:
-            docs = self._window_docs(cid, max_messages + 1)
-            old = decode(docs, local=True)
-            result = add_to_window(old, new, max_messages)
-            stay = {m.position for m in result if any(m is o for o in old)}
-            gone = [d["_id"] for i, d in enumerate(docs) if i not in stay]
-            self._remove(cid, gone, _first_other(docs))
-            self._insert(cid, [m for m in result if not any(m is o for o in old)])
-
-        self._locked(cid, change, "window add")
-
-    def window_add_and_get(
-        self,
-        conversation_id: str,
-        messages: Sequence[Message] | Message,
-        max_messages: int,
-        *,
-        keep_history: bool = False,
-    ) -> list[Message]:
-        """``window_add`` then ``window_get``."""
-        self.window_add(conversation_id, messages, max_messages, keep_history=keep_history)
-        return self.window_get(conversation_id, max_messages)
+        super().window_add(conversation_id, kept, max_messages, keep_history=keep_history)
 
     def _storable(self, messages: Sequence[Message] | Message) -> list[Message]:
         if messages is None or isinstance(messages, str | bytes):
@@ -274,6 +238,28 @@ class SpringAiMongoChatMemoryRepository(
             self._insert(cid, list(edit.append))
 
         self._locked(cid, change, "edit window")
+
+    def _store_window(self, cid: str, new: list[Message], max_messages: int) -> bool:
+        def change() -> None:
+            docs = self._window_docs(cid, max_messages + 1)
+            old = decode(docs, local=True)
+            result = add_to_window(old, new, max_messages)
+            stay = {m.position for m in result if any(m is o for o in old)}
+            gone = [d["_id"] for i, d in enumerate(docs) if i not in stay]
+            self._remove(cid, gone, _first_other(docs))
+            self._insert(cid, [m for m in result if not any(m is o for o in old)])
+
+        self._locked(cid, change, "window add")
+        return True
+
+    def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        if trim_to is not None:  # window_add_and_get: store exactly the window, as window_add
+            self._store_window(cid, messages, trim_to - 1)
+        else:
+            self._append(cid, messages, None)
+        return self._load_window(cid, non_system_limit)
 
     # -- I/O ------------------------------------------------------------------------------
     def _window_docs(self, cid: str, others: int) -> list[dict[str, Any]]:
