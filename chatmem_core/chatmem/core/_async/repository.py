@@ -253,8 +253,6 @@ class AsyncBaseChatMemoryRepository(ABC):
         if self._init_pending:
             await self._ensure_initialized()
         msgs = stamp(msgs)
-        if not keep_history and await self._store_window(cid, msgs, max_messages):
-            return
         if not any(isinstance(m, SystemMessage) for m in msgs):
             await self._append(cid, msgs, None if keep_history else max_messages + 1)
             return
@@ -323,12 +321,6 @@ class AsyncBaseChatMemoryRepository(ABC):
 
     async def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         return window_source(await self._find(cid), non_system_limit)
-
-    async def _store_window(self, cid: str, new: list[Message], max_messages: int) -> bool:
-        """A store that keeps exactly the window (as Spring AI's layouts do) writes
-        ``add_to_window(stored window, new, max_messages)`` here and returns True; the
-        default returns False and ``window_add`` appends or edits as the rule allows."""
-        return False
 
     async def _append_and_load_window(
         self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int

@@ -252,8 +252,6 @@ class BaseChatMemoryRepository(ABC):
         if self._init_pending:
             self._ensure_initialized()
         msgs = stamp(msgs)
-        if not keep_history and self._store_window(cid, msgs, max_messages):
-            return
         if not any(isinstance(m, SystemMessage) for m in msgs):
             self._append(cid, msgs, None if keep_history else max_messages + 1)
             return
@@ -322,12 +320,6 @@ class BaseChatMemoryRepository(ABC):
 
     def _load_window(self, cid: str, non_system_limit: int) -> list[Message]:
         return window_source(self._find(cid), non_system_limit)
-
-    def _store_window(self, cid: str, new: list[Message], max_messages: int) -> bool:
-        """A store that keeps exactly the window (as Spring AI's layouts do) writes
-        ``add_to_window(stored window, new, max_messages)`` here and returns True; the
-        default returns False and ``window_add`` appends or edits as the rule allows."""
-        return False
 
     def _append_and_load_window(
         self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int

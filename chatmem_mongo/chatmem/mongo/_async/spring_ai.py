@@ -35,6 +35,9 @@ from chatmem.core.backend import (
     split_layout,
     spring_ai_lossy,
     spring_ai_storable,
+    stamp,
+    validate_messages,
+    validate_positive_int,
 )
 
 from .._errors import translate_errors
@@ -161,7 +164,17 @@ class AsyncSpringAiMongoChatMemoryRepository(
         """Add under the window rule and store exactly the window, as Spring's
         ``MessageWindowChatMemory`` does; ``keep_history`` keeps every message instead."""
         kept = self._storable(messages)
-        await super().window_add(conversation_id, kept, max_messages, keep_history=keep_history)
+        if keep_history:
+            await super().window_add(conversation_id, kept, max_messages, keep_history=True)
+            return
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(kept)
+        validate_positive_int(max_messages, "max_messages")
+        if not msgs:
+            return
+        if self._init_pending:
+            await self._ensure_initialized()
+        await self._store_window(cid, stamp(msgs), max_messages)
 
     def _storable(self, messages: Sequence[Message] | Message) -> list[Message]:
         if messages is None or isinstance(messages, str | bytes):
@@ -243,7 +256,10 @@ class AsyncSpringAiMongoChatMemoryRepository(
 
         await self._locked(cid, change, "edit window")
 
-    async def _store_window(self, cid: str, new: list[Message], max_messages: int) -> bool:
+    async def _store_window(self, cid: str, new: list[Message], max_messages: int) -> None:
+        """Store ``add_to_window(stored window, new, max_messages)``: delete only what leaves
+        the window, insert only what is new."""
+
         async def change() -> None:
             docs = await self._window_docs(cid, max_messages + 1)
             old = decode(docs, local=True)
@@ -254,7 +270,6 @@ class AsyncSpringAiMongoChatMemoryRepository(
             await self._insert(cid, [m for m in result if not any(m is o for o in old)])
 
         await self._locked(cid, change, "window add")
-        return True
 
     async def _append_and_load_window(
         self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int

@@ -37,6 +37,9 @@ from chatmem.core.backend import (
     split_layout,
     spring_ai_lossy,
     spring_ai_storable,
+    stamp,
+    validate_messages,
+    validate_positive_int,
 )
 
 from .._errors import translate_errors
@@ -157,7 +160,17 @@ class SpringAiMongoChatMemoryRepository(
         """Add under the window rule and store exactly the window, as Spring's
         ``MessageWindowChatMemory`` does; ``keep_history`` keeps every message instead."""
         kept = self._storable(messages)
-        super().window_add(conversation_id, kept, max_messages, keep_history=keep_history)
+        if keep_history:
+            super().window_add(conversation_id, kept, max_messages, keep_history=True)
+            return
+        cid = self._cid(conversation_id)
+        msgs = validate_messages(kept)
+        validate_positive_int(max_messages, "max_messages")
+        if not msgs:
+            return
+        if self._init_pending:
+            self._ensure_initialized()
+        self._store_window(cid, stamp(msgs), max_messages)
 
     def _storable(self, messages: Sequence[Message] | Message) -> list[Message]:
         if messages is None or isinstance(messages, str | bytes):
@@ -239,7 +252,10 @@ class SpringAiMongoChatMemoryRepository(
 
         self._locked(cid, change, "edit window")
 
-    def _store_window(self, cid: str, new: list[Message], max_messages: int) -> bool:
+    def _store_window(self, cid: str, new: list[Message], max_messages: int) -> None:
+        """Store ``add_to_window(stored window, new, max_messages)``: delete only what leaves
+        the window, insert only what is new."""
+
         def change() -> None:
             docs = self._window_docs(cid, max_messages + 1)
             old = decode(docs, local=True)
@@ -250,7 +266,6 @@ class SpringAiMongoChatMemoryRepository(
             self._insert(cid, [m for m in result if not any(m is o for o in old)])
 
         self._locked(cid, change, "window add")
-        return True
 
     def _append_and_load_window(
         self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
