@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -64,6 +65,18 @@ def history(n: int) -> list[dict[str, Any]]:
         if i == n // 2:
             out.append(msg("SYSTEM", "new rules"))
     return out
+
+
+def assert_chatmem_ls_lists(url: str, ids: Sequence[str]) -> None:
+    """``chatmem ls --url url`` (a subprocess, as a user runs it) lists every one of ``ids``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "chatmem.core._cli", "ls", "--url", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(ids) <= set(done.stdout.split())
 
 
 def as_chatmem(m: dict[str, Any]) -> Message:

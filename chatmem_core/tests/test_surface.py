@@ -37,7 +37,7 @@ BACKEND_SPI = [
     "conversation_id_of", "cql_identifier", "cypher_label", "decode_json", "dump_json",
     "encode_json", "error_translator", "from_micros", "index_name", "is_async_repository",
     "message_text", "missing_schema_message", "outputs_of", "owning", "plan_window_edit",
-    "redis_key_prefix", "remembered", "require", "retry", "schema_mode",
+    "redis_key_prefix", "remembered", "require", "retry", "schema_mode", "split_layout",
     "spring_ai_lossy", "spring_ai_storable", "sql_identifier", "stamp", "to_micros",
     "token_window_of", "validate_conversation_id", "validate_messages", "validate_positive_int",
     "validate_ttl", "window_of", "window_source", "would_lose",

@@ -6,12 +6,32 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ._errors import InvalidArgumentError
 from ._messages import AssistantMessage, Message, ToolResponseMessage
 
 SPRING_AI_LOSSY = ("tool_calls", "tool_responses", "media", "metadata")
 """What a write may drop when named in ``lossy`` (each is refused otherwise)."""
+SPRING_AI_LAYOUTS = ("chatmem", "spring-ai")
+
+
+def split_layout(url: str, options: dict[str, Any]) -> tuple[str, str]:
+    """``url`` without a ``layout`` query parameter, and the layout asked for: the
+    ``layout`` option (removed from ``options``), else the URL's, else ``"chatmem"``."""
+    if not isinstance(url, str):
+        raise InvalidArgumentError("url", f"must be a str, got {type(url).__name__}")
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    layout = options.pop("layout", None)
+    if layout is None:
+        layout = next((v for k, v in query if k == "layout"), "chatmem")
+    if layout not in SPRING_AI_LAYOUTS:
+        known = ", ".join(SPRING_AI_LAYOUTS)
+        raise InvalidArgumentError("layout", f"must be one of {known}, not {layout!r}")
+    rest = urlencode([(k, v) for k, v in query if k != "layout"])
+    return urlunsplit(parts._replace(query=rest)), str(layout)
 
 
 def spring_ai_lossy(lossy: Iterable[str]) -> frozenset[str]:

@@ -19,7 +19,8 @@ our own packages. What a backend gets here:
 - the schema vocabulary: ``schema_mode`` normalises ``initialize_schema``, ``SchemaCheck``
   verifies once, in ``"never"`` mode, that the schema exists;
 - the Spring AI layouts' loss rules: ``spring_ai_storable`` refuses by name what Spring's
-  storage cannot hold unless ``lossy`` (``spring_ai_lossy``) opts into it;
+  storage cannot hold unless ``lossy`` (``spring_ai_lossy``) opts into it, and
+  ``split_layout`` reads ``layout=`` from a store URL or its options;
 - ``dump_json``: the one JSON wire encoder (compact, non-ASCII kept) every store uses;
 - ``DecodeCache``: decoded messages by their exact stored bytes, so a window read decodes
   only rows it has not seen (see its module for why that can never serve stale data);
@@ -68,7 +69,13 @@ from ._errors import (
     require,
 )
 from ._schema_mode import DEFAULT_SCHEMA_MODE, SchemaMode, missing_schema_message, schema_mode
-from ._spring_layout import SPRING_AI_LOSSY, spring_ai_lossy, spring_ai_storable, would_lose
+from ._spring_layout import (
+    SPRING_AI_LOSSY,
+    split_layout,
+    spring_ai_lossy,
+    spring_ai_storable,
+    would_lose,
+)
 from ._sync.lifecycle import OwnedClientMixin, owning
 from ._sync.repository import BaseChatMemoryRepository, retry
 from ._sync.schema_check import SchemaCheck
@@ -188,6 +195,7 @@ __all__ = [
     "require",
     "retry",
     "schema_mode",
+    "split_layout",
     "spring_ai_lossy",
     "spring_ai_storable",
     "sql_identifier",

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
@@ -64,6 +64,7 @@ from chatmem.core.backend import (
     SchemaMode,
     WindowEdit,
     async_owning,
+    split_layout,
 )
 
 from .._codec import from_document, to_document
@@ -112,6 +113,9 @@ class AsyncMongoChatMemoryRepository(
     """
 
     capabilities = frozenset({Capability.TTL})
+    layouts: ClassVar[dict[str, Any]] = {}
+    """The other layouts ``from_url(url, layout=...)`` builds, by name (``"spring-ai"``:
+    ``AsyncSpringAiMongoChatMemoryRepository``, registered by its module)."""
 
     def __init__(
         self,
@@ -146,8 +150,15 @@ class AsyncMongoChatMemoryRepository(
     async def from_url(
         cls, url: str, *, client_options: dict[str, Any] | None = None, **options: Any
     ) -> AsyncMongoChatMemoryRepository:
-        """Build from ``mongodb://host:port/dbname`` (the URL must name the database)."""
-        if not isinstance(url, str) or not url.startswith(_URL_SCHEMES):
+        """Build from ``mongodb://host:port/dbname`` (the URL must name the database).
+        ``layout="spring-ai"`` (or a ``layout=spring-ai`` URL query parameter) builds Spring
+        AI's layout instead."""
+        url, layout = split_layout(url, options)
+        if layout != "chatmem":
+            return await cls.layouts[layout].from_url(  # type: ignore[no-any-return]
+                url, client_options=client_options, **options
+            )
+        if not url.startswith(_URL_SCHEMES):
             raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
         try:  # the client connects lazily: only the URL and options are checked here
             client: AsyncMongoClient[Any] = AsyncMongoClient(url, **(client_options or {}))
@@ -182,8 +193,12 @@ class AsyncMongoChatMemoryRepository(
 
     @classmethod
     def schema_statements_for_url(cls, url: str, **options: Any) -> list[str]:
-        """The index commands for ``options``, built without a connection."""
-        if not isinstance(url, str) or not url.startswith(_URL_SCHEMES):
+        """The index commands for ``options``, built without a connection (Spring's index
+        for ``layout="spring-ai"``)."""
+        url, layout = split_layout(url, options)
+        if layout != "chatmem":
+            return cls.layouts[layout].schema_statements_for_url(url, **options)  # type: ignore[no-any-return]
+        if not url.startswith(_URL_SCHEMES):
             raise InvalidArgumentError("url", "must be a mongodb:// or mongodb+srv:// URL")
         options.pop("database_name", None)
         options.pop("client_options", None)

@@ -38,12 +38,12 @@ from chatmem.core.backend import (
     WindowEdit,
     async_owning,
     async_retry,
+    split_layout,
 )
 
 from .._codec import message_params, messages_from_rows, shape_of
 from .._config import Neo4jConfig, parse_url
 from .._errors import hidden_by_rollback, rejected_before_commit, server_errors, translate_errors
-from .._native.spring_ai import split_layout
 from .._schema import TRIM_EVERY, TRIM_LIMIT, Schema
 from .schema_ops import async_create_schema, async_schema_state
 

@@ -30,6 +30,7 @@ from chatmem.core.backend import (
     apply_window_edit,
     async_owning,
     async_retry,
+    split_layout,
     spring_ai_lossy,
     spring_ai_storable,
     stamp,
@@ -47,7 +48,6 @@ from .._native.spring_ai import (
     cypher,
     decode,
     encode,
-    split_layout,
     spring_ai_schema,
 )
 from .repository import ATTEMPTS, AsyncNeo4jChatMemoryRepository

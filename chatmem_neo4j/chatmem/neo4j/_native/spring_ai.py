@@ -24,7 +24,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from chatmem.core import (
     AssistantMessage,
@@ -37,7 +36,6 @@ from chatmem.core import (
 )
 from chatmem.core.backend import InvalidArgumentError, cypher_label
 
-LAYOUTS = ("chatmem", "spring-ai")
 SPRING_AI_LABELS = {
     "session_label": "Session",
     "message_label": "Message",
@@ -76,22 +74,6 @@ class SpringAiNeo4jLabels:
             cypher_label(value, key)
         if len(set(names)) != len(names):
             raise InvalidArgumentError("labels", "the six labels must be distinct")
-
-
-def split_layout(url: str, options: dict[str, Any]) -> tuple[str, str]:
-    """``url`` without a ``layout`` query parameter, and the layout asked for: the
-    ``layout`` option (removed from ``options``), else the URL's, else ``"chatmem"``."""
-    if not isinstance(url, str):
-        raise InvalidArgumentError("url", f"must be a str, got {type(url).__name__}")
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    layout = options.pop("layout", None)
-    if layout is None:
-        layout = next((v for k, v in query if k == "layout"), "chatmem")
-    if layout not in LAYOUTS:
-        raise InvalidArgumentError("layout", f"must be one of {', '.join(LAYOUTS)}, not {layout!r}")
-    rest = urlencode([(k, v) for k, v in query if k != "layout"])
-    return urlunsplit(parts._replace(query=rest)), str(layout)
 
 
 def spring_ai_schema(labels: SpringAiNeo4jLabels) -> list[str]:

@@ -32,6 +32,7 @@ from chatmem.core.backend import (
     apply_window_edit,
     owning,
     retry,
+    split_layout,
     spring_ai_lossy,
     spring_ai_storable,
     stamp,
@@ -49,7 +50,6 @@ from .._native.spring_ai import (
     cypher,
     decode,
     encode,
-    split_layout,
     spring_ai_schema,
 )
 from .repository import ATTEMPTS, Neo4jChatMemoryRepository
