@@ -3,8 +3,9 @@
 Write scripts take ``KEYS = [ids, seq, log, pend, pending]`` (see ``_schema``) and
 ``ARGV = [doc_prefix, conversation_id, ttl_ms, defer, ...]``; new messages travel as triples
 ``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
-without its opening brace, entry the log entry without its position (the script prepends
-the server-assigned position to both).
+without its opening brace and position, entry the log entry without its position (the
+script prepends the server-assigned position to the entry, and the position to the body
+where it writes the document: at once on a cluster, at the next ``FLUSH`` on one node).
 
 The history lives in the log alone: one sorted set per conversation, member = entry,
 score = position, plus ``SYSTEM_OFFSET`` for system messages so that they sort after every
@@ -79,17 +80,17 @@ local function push(first)
   local start = seq
   local pend = {}
   for i = first, #ARGV, 3 do
-    local doc = '{"position":' .. seq .. ',' .. ARGV[i + 1]
     if defer == '' then
-      redis.call('JSON.SET', docp .. seq, '$', doc)
-      written[#written + 1] = docp .. seq
-    else
-      pend[#pend + 1] = seq; pend[#pend + 1] = doc
+      local doc = docp .. seq
+      redis.call('JSON.SET', doc, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
+      written[#written + 1] = doc
+    else  -- stored as sent: FLUSH adds the position
+      pend[#pend + 1] = seq; pend[#pend + 1] = ARGV[i + 1]
       if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
     end
     local score = seq
-    if ARGV[i] == 'S' then score = seq + OFFSET end
-    redis.call('ZADD', logk, string.format('%.0f', score), seq .. ' ' .. ARGV[i + 2])
+    if ARGV[i] == 'S' then score = string.format('%.0f', seq + OFFSET) end
+    redis.call('ZADD', logk, score, seq .. ' ' .. ARGV[i + 2])
     seq = seq + 1
   end
   if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
@@ -273,7 +274,11 @@ while done < budget do
   if type(expiry) ~= 'number' then ttl = redis.call('PTTL', clock) end
   for i = 1, #items, 2 do
     local doc = docp .. tag .. ':' .. items[i]
-    redis.call('JSON.SET', doc, '$', items[i + 1])
+    local body = items[i + 1]
+    -- a body as appends send it; a whole document (starting with '{') from releases that
+    -- built it in the append
+    if string.byte(body, 1) ~= 123 then body = '{"position":' .. items[i] .. ',' .. body end
+    redis.call('JSON.SET', doc, '$', body)
     if type(expiry) == 'number' and expiry > 0 then redis.call('PEXPIREAT', doc, expiry)
     elseif ttl > 0 then redis.call('PEXPIRE', doc, ttl) end
     if part then redis.call('HDEL', pendk, items[i]) end
