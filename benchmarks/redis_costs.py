@@ -5,7 +5,8 @@ starts one Redis (the harness's route) and, for each pass, runs a child process 
 (``DIR``'s packages first on ``sys.path``; no ``--tree``: the installed chatmem) in turn, so
 every tree sees the same machine. Each child reports, for single-message appends on a
 conversation of H messages: the script's server time (the median of ``SLOWLOG``, which
-times every command, and the mean of ``INFO commandstats``) and the ``redis.call``s each
+times every command, the mean of ``INFO commandstats``, and the server thread's CPU time
+per append, I/O included, from ``/proc``: the server runs locally) and the ``redis.call``s each
 append makes (the commands the scripts ran, per script call); then, per contender (the window
 memory's add, add, get; add + ``add_and_get``; ``ChatTurn``; the naive and guarded floors),
 the wall clock and the client's CPU (``process_time``) per turn, and the turn's speed against
@@ -27,6 +28,13 @@ from pathlib import Path
 from typing import Any
 
 ROOTS = ("chatmem_core", "chatmem_testing", "chatmem_redis")
+
+
+def _server_cpu_ns(admin: Any) -> int:
+    """CPU time the server's main thread has run (``/proc/<pid>/schedstat``): unlike the
+    server's own timings, not inflated when a loaded machine preempts it."""
+    pid = admin.info("server")["process_id"]
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
 
 
 def _child(url: str, h: int, turns: int) -> dict[str, Any]:
@@ -62,8 +70,10 @@ def _child(url: str, h: int, turns: int) -> dict[str, Any]:
     admin.config_set("slowlog-max-len", 4 * turns + 100)
     admin.slowlog_reset()
     admin.config_resetstat()
+    cpu0 = _server_cpu_ns(admin)
     for i in range(turns):
         repo.append(cid, [pairs[i % len(pairs)][i % 2]])
+    cpu = _server_cpu_ns(admin) - cpu0
     stats = admin.info("commandstats")
     log = admin.slowlog_get(4 * turns + 100)
     admin.config_set("slowlog-log-slower-than", 10000)
@@ -77,6 +87,7 @@ def _child(url: str, h: int, turns: int) -> dict[str, Any]:
     calls = max(1, script["calls"])
     out["append_server_us_median"] = statistics.median(evals) if evals else None
     out["append_server_us_mean"] = script["usec_per_call"]
+    out["append_server_cpu_us"] = cpu / turns / 1000
     out["redis_calls_per_append"] = sum(inner.values()) / calls
     out["inner_commands"] = {k: v / calls for k, v in sorted(inner.items())}
 
@@ -125,7 +136,8 @@ def _summary(label: str, runs: list[dict[str, Any]]) -> str:
     lines = [f"## {label}"]
     lines.append(
         f"append server time: median {span([r['append_server_us_median'] for r in runs])} us, "
-        f"mean {span([r['append_server_us_mean'] for r in runs])} us; "
+        f"mean {span([r['append_server_us_mean'] for r in runs])} us, server CPU "
+        f"{span([r['append_server_cpu_us'] for r in runs])} us (with the round trip's I/O); "
         f"redis.calls per append {span([r['redis_calls_per_append'] for r in runs])} "
         f"({runs[-1]['inner_commands']})"
     )

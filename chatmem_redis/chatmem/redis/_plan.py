@@ -114,6 +114,32 @@ local TTL_SLACK = """
     + _OFFSET
 )
 
+_WRITE = r"""
+  -- the n triples from ARGV[first] at the next n positions; the documents written at once
+  -- on a cluster (listed in written), else stored as sent (FLUSH adds the position)
+  local seq = redis.call('INCRBY', seqk, n) - n
+  local start = seq
+  local pend = {}
+  for i = first, #ARGV, 3 do
+    local score = seq
+    if ARGV[i] == 'S' then score = string.format('%.0f', seq + OFFSET) end
+    redis.call('ZADD', logk, score, seq .. ' ' .. ARGV[i + 2])
+    if defer == '' then
+      local doc = docp .. seq
+      redis.call('JSON.SET', doc, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
+      written[#written + 1] = doc
+    else
+      pend[#pend + 1] = seq; pend[#pend + 1] = ARGV[i + 1]
+      if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
+    end
+    seq = seq + 1
+  end
+  if defer ~= '' then
+    if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
+    redis.call('SADD', pending, defer)
+  end
+"""
+
 _PRELUDE = (
     _KEYS
     + r"""
@@ -124,25 +150,9 @@ local written = {}  -- documents this script wrote at once (no defer: a cluster)
 local function push(first)
   local n = (#ARGV - first + 1) / 3
   if n <= 0 then return 0 end
-  local seq = redis.call('INCRBY', seqk, n) - n
-  local start = seq
-  local pend = {}
-  for i = first, #ARGV, 3 do
-    if defer == '' then
-      local doc = docp .. seq
-      redis.call('JSON.SET', doc, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
-      written[#written + 1] = doc
-    else  -- stored as sent: FLUSH adds the position
-      pend[#pend + 1] = seq; pend[#pend + 1] = ARGV[i + 1]
-      if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
-    end
-    local score = seq
-    if ARGV[i] == 'S' then score = string.format('%.0f', seq + OFFSET) end
-    redis.call('ZADD', logk, score, seq .. ' ' .. ARGV[i + 2])
-    seq = seq + 1
-  end
-  if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
-  if defer ~= '' then redis.call('SADD', pending, defer) end
+"""
+    + _WRITE
+    + r"""
   return start
 end
 
@@ -176,27 +186,10 @@ def _append(first: int, result: str) -> str:
         + f"local first = {first}\n"
         + r"""
 local n = (#ARGV - first + 1) / 3
-local seq = redis.call('INCRBY', seqk, n) - n
-local start = seq
-local written, pend = {}, {}
-for i = first, #ARGV, 3 do
-  local score = seq
-  if ARGV[i] == 'S' then score = string.format('%.0f', seq + OFFSET) end
-  redis.call('ZADD', logk, score, seq .. ' ' .. ARGV[i + 2])
-  if defer == '' then
-    local doc = docp .. seq
-    redis.call('JSON.SET', doc, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
-    written[#written + 1] = doc
-  else  -- stored as sent: FLUSH adds the position
-    pend[#pend + 1] = seq; pend[#pend + 1] = ARGV[i + 1]
-    if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
-  end
-  seq = seq + 1
-end
-if defer ~= '' then
-  if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
-  redis.call('SADD', pending, defer)
-end
+local written = {}
+"""
+        + _WRITE
+        + r"""
 if start == 0 then redis.call('ZADD', ids, 0, cid) end
 local trim = tonumber(ARGV[5])
 if trim > 0 then
