@@ -3,6 +3,7 @@ sees every message written before it began, and never one that was removed befor
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,49 @@ def test_an_append_leaves_its_documents_pending_until_a_search(
     assert texts(repo.find_by_content("alpha")) == ["alpha one", "alpha two"]
     assert not client.exists(keys.pending_docs) and not client.exists(repo._layout.pending)
     assert client.exists(keys.doc_prefix + "0", keys.doc_prefix + "1") == 2
+
+
+def test_pending_documents_are_written_whole_from_either_form(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    """An append keeps a document as the client sent it (no position: the search adds it);
+    one a release that built the whole document in the append left pending is written as
+    it is."""
+    repo = make_repository()
+    repo.append("c", [UserMessage("alpha new"), UserMessage("alpha old")])
+    keys = repo._layout.conversation("c")
+    client = client_of(server)
+    sent = client.hget(keys.pending_docs, "1")
+    assert sent is not None and sent.startswith(b'"conversation_id":"c",')
+    client.hset(keys.pending_docs, "1", b'{"position":1,' + sent.replace(b"new", b"old"))
+    assert texts(repo.find_by_content("alpha")) == ["alpha new", "alpha old"]
+    for p in (0, 1):
+        doc = json.loads(client.execute_command("JSON.GET", keys.doc_prefix + str(p)))
+        assert doc["position"] == p and doc["conversation_id"] == "c"
+
+
+def test_a_read_counts_the_system_messages_it_last_saw(
+    make_repository: Make, server: ServerInfo
+) -> None:
+    """A conversation with several system messages is read in one ``ZRANGE`` once this
+    process has seen them (its tail's length counts them), and read again when another
+    writer added more."""
+    repo = make_repository()
+    other = make_repository(key_prefix=repo.config.key_prefix, index_name=repo.config.index_name)
+    chat = [UserMessage(f"q{i}") if i % 2 == 0 else AssistantMessage(f"a{i}") for i in range(40)]
+    repo.save_all("s", [*(SystemMessage(f"rule {i}") for i in range(3)), *chat])
+    client = client_of(server)
+
+    def rules() -> list[str | None]:
+        return [m.text for m in repo.window_get("s", 4) if isinstance(m, SystemMessage)]
+
+    client.config_resetstat()
+    assert rules() == ["rule 0", "rule 1", "rule 2"]
+    assert client.info("commandstats")["cmdstat_zrange"]["calls"] == 1
+    other.append("s", [SystemMessage("rule 3"), SystemMessage("rule 4")])
+    assert rules() == [f"rule {i}" for i in range(5)]  # read again: more than it knew
+    assert rules() == [f"rule {i}" for i in range(5)]
+    assert client.info("commandstats")["cmdstat_zrange"]["calls"] == 4  # 1, 2, then 1
 
 
 def test_a_search_writes_backlogs_larger_than_one_batch(make_repository: Make) -> None:

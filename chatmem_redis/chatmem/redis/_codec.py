@@ -14,6 +14,7 @@ from typing import Any
 
 from chatmem.core import (
     Message,
+    MessageType,
     SchemaError,
     ToolResponseMessage,
     message_from_dict,
@@ -26,6 +27,7 @@ from ._config import MetadataField, MetadataFieldType
 # One encoder for every call: json.dumps with options builds a new JSONEncoder each time.
 # The options are encode_json's, so the wire JSON is byte for byte core's.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_str = json.encoder.encode_basestring  # what _encode does with a str, without the call
 
 
 def tag_value(value: object) -> str | None:
@@ -66,32 +68,46 @@ def search_content(message: Message) -> str:
     return message.text or ""
 
 
-def document_body(cid: str, tag: str, message: Message, fields: Sequence[MetadataField]) -> str:
-    """The index document as JSON without its opening brace: the store prepends the
-    position. It carries no payload: the message itself is in the log entry."""
-    assert message.created_at is not None  # stamped by the base class
-    doc: dict[str, Any] = {
-        "conversation_id": cid,
-        "conversation_key": tag,
-        "message_type": message.message_type.value,
-        "content": search_content(message),
-        "created_at": to_micros(message.created_at),
-    }
+def document_head(cid: str, tag: str) -> str:
+    """What every index document of conversation ``cid`` starts with, after the position
+    the store prepends: built once per conversation (see ``_schema.Layout``)."""
+    return f'"conversation_id":{_encode_str(cid)},"conversation_key":"{tag}",'
+
+
+def document_body(head: str, micros: int, message: Message, fields: Sequence[MetadataField]) -> str:
+    """The index document as JSON without its opening brace (the store prepends the
+    position): ``head`` from ``document_head``, then the queried fields, byte for byte the
+    compact JSON of that dict. It carries no payload: the message itself is in the log
+    entry."""
+    body = (
+        f'{head}"message_type":"{message.message_type.value}",'
+        f'"content":{_encode_str(search_content(message))},"created_at":{micros}'
+    )
     projected: dict[str, Any] = {}
     for f in fields:
         if f.name in message.metadata:
             value = _PROJECT[f.type](message.metadata[f.name])
             if value is not None:
                 projected[f.name] = value
-    if projected:
-        doc["metadata"] = projected
-    return _encode(doc)[1:]
+    return f'{body},"metadata":{_encode(projected)}}}' if projected else body + "}"
 
 
-def log_entry(message: Message) -> str:
-    """The log entry without its position (the store prepends it): ``<micros> <wire>``."""
-    assert message.created_at is not None  # stamped by the base class
-    return f"{to_micros(message.created_at)} {_encode(message_to_dict(message))}"
+def write_triples(
+    head: str, messages: Sequence[Message], fields: Sequence[MetadataField]
+) -> list[bytes]:
+    """The ``(kind, document body, log entry)`` triples the write scripts take, each message
+    encoded once, as the bytes sent (the entries, ``[2::3]``, are also what ``EntryCache``
+    keys them by)."""
+    out: list[bytes] = []
+    for m in messages:
+        assert m.created_at is not None  # stamped by the base class
+        micros = to_micros(m.created_at)
+        out += (
+            b"S" if m.message_type is MessageType.SYSTEM else b"M",
+            document_body(head, micros, m, fields).encode(),
+            f"{micros} {_encode(message_to_dict(m))}".encode(),
+        )
+    return out
 
 
 def parse_entry(raw: str | bytes) -> Message:
@@ -139,15 +155,15 @@ class EntryCache:
     def parse(self, raw: bytes) -> Message:
         return self._cache.get(raw, partial(parse_entry, raw))
 
-    def remember(self, first: int, entries: Sequence[str], messages: Sequence[Message]) -> None:
+    def remember(self, first: int, entries: Sequence[bytes], messages: Sequence[Message]) -> None:
         """Cache messages this repository just wrote at positions ``first``, ... under the
         exact bytes the store now holds for them, so the next read need not decode them."""
         for i, (entry, m) in enumerate(zip(entries, messages, strict=True)):
             self.remember_at(first + i, entry, m)
 
-    def remember_at(self, position: int, entry: str, message: Message) -> None:
-        """``remember`` of one message (its log entry without the position)."""
-        self._cache.put_written(f"{position} {entry}".encode(), message, position)
+    def remember_at(self, position: int, entry: bytes, message: Message) -> None:
+        """``remember`` of one message (its log entry, as sent, without the position)."""
+        self._cache.put_written(b"%d %s" % (position, entry), message, position)
 
     def parse_entries(self, entries: Sequence[str | bytes]) -> list[Message]:
         return self._cache.get_many(entries, parse_entry)

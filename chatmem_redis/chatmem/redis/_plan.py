@@ -3,16 +3,18 @@
 Write scripts take ``KEYS = [ids, seq, log, pend, pending]`` (see ``_schema``) and
 ``ARGV = [doc_prefix, conversation_id, ttl_ms, defer, ...]``; new messages travel as triples
 ``(kind, body, entry)``: kind is ``S`` for system messages, body the index document JSON
-without its opening brace, entry the log entry without its position (the script prepends
-the server-assigned position to both).
+without its opening brace and position, entry the log entry without its position (the
+script prepends the server-assigned position to the entry, and the position to the body
+where it writes the document: at once on a cluster, at the next ``FLUSH`` on one node).
 
 The history lives in the log alone: one sorted set per conversation, member = entry,
 score = position, plus ``SYSTEM_OFFSET`` for system messages so that they sort after every
 other message. Reads are then plain ``ZRANGE``s, no script: the last ``k + s`` members are
 the last ``k`` other messages and all ``s`` system messages. The documents only feed the
 search index. Every write ends in ``finish()``: an emptied conversation is removed from the
-id set; a live one is listed (an append lists only a conversation its sequence starts, and
-checks no existence: the log it just wrote exists) and, with a TTL, every key it owns
+id set; a live one is listed (the append, straight-line code with nothing but its writes on
+the common path, lists only a conversation its sequence starts, and checks no existence:
+the log it just wrote exists) and, with a TTL, every key it owns
 (counter, log, pending documents, every document) has one expiry, so a conversation
 expires whole, never head first (and no document outlives its log to fill a search's
 ``LIMIT``).
@@ -44,17 +46,7 @@ TTL): the price of refreshing every key once per slack of activity instead of ev
 
 _OFFSET = "local OFFSET = " + str(SYSTEM_OFFSET) + "\n"
 
-_PRELUDE = (
-    r"""
-local ids, seqk, logk, pendk, pending = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local docp, cid, ttl, defer = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local TTL_SLACK = """
-    + repr(TTL_SLACK)
-    + r"""
-local written = {}  -- documents this script wrote at once (no defer: a cluster)
-"""
-    + _OFFSET
-    + r"""
+_DROP_DOCS = r"""
 -- a log entry starts with its position
 local function pos(entry) return string.match(entry, '^%d+') end
 
@@ -71,54 +63,30 @@ local function drop_docs(entries)
     redis.call('HDEL', pendk, unpack(fields))
   end
 end
+"""
 
-local function push(first)
-  local n = (#ARGV - first + 1) / 3
-  if n <= 0 then return 0 end
-  local seq = redis.call('INCRBY', seqk, n) - n
-  local start = seq
-  local pend = {}
-  for i = first, #ARGV, 3 do
-    local doc = '{"position":' .. seq .. ',' .. ARGV[i + 1]
-    if defer == '' then
-      redis.call('JSON.SET', docp .. seq, '$', doc)
-      written[#written + 1] = docp .. seq
-    else
-      pend[#pend + 1] = seq; pend[#pend + 1] = doc
-      if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
-    end
-    local score = seq
-    if ARGV[i] == 'S' then score = seq + OFFSET end
-    redis.call('ZADD', logk, string.format('%.0f', score), seq .. ' ' .. ARGV[i + 2])
-    seq = seq + 1
-  end
-  if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
-  if defer ~= '' then redis.call('SADD', pending, defer) end
-  return start
-end
-
--- appended: the first position an append took (its log exists then, and the id set holds
--- the conversation unless its sequence was new); nil after any other write
-local function finish(appended)
-  if appended == nil then
-    if redis.call('EXISTS', logk) == 0 then
-      redis.call('DEL', seqk, pendk)
-      redis.call('ZREM', ids, cid)
-      return
-    end
-    redis.call('ZADD', ids, 0, cid)
-  elseif appended == 0 then
-    redis.call('ZADD', ids, 0, cid)
-  end
+_APPLY = r"""
+  -- fn on every key the conversation owns (O(H): only when its expiry changes)
   local function apply(fn)
     fn(seqk)
     fn(logk)
     fn(pendk)
-    for _, e in ipairs(redis.call('ZRANGE', logk, 0, -1)) do fn(docp .. pos(e)) end
+    for _, e in ipairs(redis.call('ZRANGE', logk, 0, -1)) do
+      fn(docp .. string.match(e, '^%d+'))
+    end
   end
+"""
+
+_EXPIRY = (
+    r"""
+  -- the conversation's one expiry (see the module docstring); written: the documents this
+  -- write indexed at once (a cluster)
   if ttl > 0 then
     local left = redis.call('PTTL', logk)  -- time is frozen within a script: exact
     if left < ttl then  -- due within one TTL (or no expiry yet): every key, once
+"""
+    + _APPLY
+    + r"""
       local full = ttl + math.floor(ttl * TTL_SLACK)
       apply(function(k) redis.call('PEXPIRE', k, full) end)
     else  -- the keys this write created take the conversation's expiry
@@ -128,9 +96,77 @@ local function finish(appended)
     end
   elseif redis.call('PTTL', seqk) >= 0 then
     -- written by a repository without TTL: the whole conversation persists again
+"""
+    + _APPLY
+    + r"""
     apply(function(k) redis.call('PERSIST', k) end)
   end
+"""
+)
+
+_KEYS = (
+    r"""
+local ids, seqk, logk, pendk, pending = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local docp, cid, ttl, defer = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local TTL_SLACK = """
+    + repr(TTL_SLACK)
+    + "\n"
+    + _OFFSET
+)
+
+_WRITE = r"""
+  -- the n triples from ARGV[first] at the next n positions; the documents written at once
+  -- on a cluster (listed in written), else stored as sent (FLUSH adds the position)
+  local seq = redis.call('INCRBY', seqk, n) - n
+  local start = seq
+  local pend = {}
+  for i = first, #ARGV, 3 do
+    local score = seq
+    if ARGV[i] == 'S' then score = string.format('%.0f', seq + OFFSET) end
+    redis.call('ZADD', logk, score, seq .. ' ' .. ARGV[i + 2])
+    if defer == '' then
+      local doc = docp .. seq
+      redis.call('JSON.SET', doc, '$', '{"position":' .. seq .. ',' .. ARGV[i + 1])
+      written[#written + 1] = doc
+    else
+      pend[#pend + 1] = seq; pend[#pend + 1] = ARGV[i + 1]
+      if #pend == 2000 then redis.call('HSET', pendk, unpack(pend)); pend = {} end
+    end
+    seq = seq + 1
+  end
+  if defer ~= '' then
+    if #pend > 0 then redis.call('HSET', pendk, unpack(pend)) end
+    redis.call('SADD', pending, defer)
+  end
+"""
+
+_PRELUDE = (
+    _KEYS
+    + r"""
+local written = {}  -- documents this script wrote at once (no defer: a cluster)
+"""
+    + _DROP_DOCS
+    + r"""
+local function push(first)
+  local n = (#ARGV - first + 1) / 3
+  if n <= 0 then return 0 end
+"""
+    + _WRITE
+    + r"""
+  return start
 end
+
+-- after a replace or an edit: an emptied conversation is removed, a live one listed
+local function finish()
+  if redis.call('EXISTS', logk) == 0 then
+    redis.call('DEL', seqk, pendk)
+    redis.call('ZREM', ids, cid)
+    return
+  end
+  redis.call('ZADD', ids, 0, cid)
+"""
+    + _EXPIRY
+    + r"""end
 
 local function drop_all()
   drop_docs(redis.call('ZRANGE', logk, 0, -1))
@@ -139,41 +175,50 @@ end
 """
 )
 
-_TRIM = r"""
+
+def _append(first: int, result: str) -> str:
+    """The append script, straight-line (no helper built on the common path): triples from
+    ``ARGV[first]``, at least one (callers never append nothing); ``ARGV[5]`` = trim_to (0:
+    none); returns ``result``. Its log exists afterwards, so it checks no existence, and it
+    lists the conversation only when its sequence starts."""
+    return (
+        _KEYS
+        + f"local first = {first}\n"
+        + r"""
+local n = (#ARGV - first + 1) / 3
+local written = {}
+"""
+        + _WRITE
+        + r"""
+if start == 0 then redis.call('ZADD', ids, 0, cid) end
 local trim = tonumber(ARGV[5])
 if trim > 0 then
   -- Trim in batches (once the log holds twice the bound) so a steady turn deletes nothing.
   -- The other messages sort first: ranks 0 .. extra-1 are the oldest of them.
   local count = redis.call('ZCOUNT', logk, '-inf', '(' .. OFFSET)
   if count > 2 * trim then
+"""
+        + _DROP_DOCS
+        + r"""
     local extra = count - trim
     drop_docs(redis.call('ZRANGE', logk, 0, extra - 1))
     redis.call('ZREMRANGEBYRANK', logk, 0, extra - 1)
   end
 end
-finish(start)
 """
+        + _EXPIRY
+        + "return "
+        + result
+        + "\n"
+    )
 
-APPEND = (
-    _PRELUDE
-    + r"""
--- ARGV[5] = trim_to (0: none); triples from ARGV[6]. Returns the first new position.
-local start = push(6)
-"""
-    + _TRIM
-    + "return start\n"
-)
 
-APPEND_AND_TAIL = (
-    _PRELUDE
-    + r"""
--- APPEND, then the log's newest ARGV[6] entries (what a window read takes: the system
--- messages sort last); triples from ARGV[7]. Returns {the first new position, entries}.
-local start = push(7)
-"""
-    + _TRIM
-    + "return {start, redis.call('ZRANGE', logk, -tonumber(ARGV[6]), -1)}\n"
-)
+APPEND = _append(6, "start")
+"""Append; returns the first new position."""
+
+APPEND_AND_TAIL = _append(7, "{start, redis.call('ZRANGE', logk, -tonumber(ARGV[6]), -1)}")
+"""APPEND, then the log's newest ``ARGV[6]`` entries (what a window read takes: the system
+messages sort last); triples from ``ARGV[7]``. Returns ``{the first new position, entries}``."""
 
 SAVE_ALL = (
     _PRELUDE
@@ -273,7 +318,11 @@ while done < budget do
   if type(expiry) ~= 'number' then ttl = redis.call('PTTL', clock) end
   for i = 1, #items, 2 do
     local doc = docp .. tag .. ':' .. items[i]
-    redis.call('JSON.SET', doc, '$', items[i + 1])
+    local body = items[i + 1]
+    -- a body as appends send it; a whole document (starting with '{') from releases that
+    -- built it in the append
+    if string.byte(body, 1) ~= 123 then body = '{"position":' .. items[i] .. ',' .. body end
+    redis.call('JSON.SET', doc, '$', body)
     if type(expiry) == 'number' and expiry > 0 then redis.call('PEXPIREAT', doc, expiry)
     elseif ttl > 0 then redis.call('PEXPIRE', doc, ttl) end
     if part then redis.call('HDEL', pendk, items[i]) end

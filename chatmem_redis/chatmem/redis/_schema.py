@@ -11,6 +11,7 @@ cluster hash tag, keeping a conversation's keys in one slot)::
                                   (+ 2**50 for system messages: they sort last)
     <prefix>m:{H}:<pos>     JSON  one message's index document, indexed by RediSearch
     <prefix>c:{H}:pend      HASH  documents not written yet: position -> document JSON
+                                  without its opening brace and position (FLUSH adds them)
     <prefix>pending         SET   the {H} of every conversation with a pending document
 
 On one node, writes leave the index documents pending (an append is then two cheap
@@ -38,8 +39,10 @@ indexing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable
 
+from ._codec import document_head
 from ._config import MetadataFieldType, RedisConfig
 from ._native.cluster import key_slot, slot_tags
 
@@ -66,17 +69,53 @@ def metadata_attribute(name: str) -> str:
     return f"metadata_{name}"
 
 
-@dataclass(frozen=True)
-class ConversationKeys:
-    """The keys of one conversation, in the order every write script takes them."""
+KEY_CACHE_SIZE = 4096
+"""Conversations whose keys a ``Layout`` keeps built (least recently used go first): a turn
+names its conversation's keys three times, and building them costs more than the lookup."""
 
-    ids: str
-    seq: str
-    log: str
-    pending_docs: str
-    pending: str
-    doc_prefix: str
-    tag: str
+
+class ConversationKeys:
+    """The keys of one conversation, in the order every write script takes them, as text
+    and as the bytes the scripts are sent (built once per conversation, see ``Layout``)."""
+
+    __slots__ = (
+        "doc_head",
+        "doc_prefix",
+        "ids",
+        "log",
+        "pending",
+        "pending_docs",
+        "seq",
+        "systems",
+        "tag",
+        "wire_cid",
+        "wire_defer",
+        "wire_doc_prefix",
+        "wire_keys",
+        "wire_log",
+    )
+
+    def __init__(
+        self, cid: str, ids: str, conv: str, pending: str, doc_prefix: str, *, defer: bool
+    ) -> None:
+        self.ids = ids
+        self.seq = conv + ":seq"
+        self.log = conv + ":log"
+        self.pending_docs = conv + ":pend"
+        self.pending = pending
+        self.doc_prefix = doc_prefix
+        self.tag = conv[conv.index("{") :]
+        self.wire_keys: tuple[bytes, ...] = tuple(k.encode() for k in self.script_keys)
+        self.wire_log = self.wire_keys[2]
+        self.wire_doc_prefix = doc_prefix.encode()
+        self.wire_cid = cid.encode()
+        # the write scripts' defer argument: the tag, or '' to index at once (see _plan)
+        self.wire_defer = self.tag.encode() if defer else b""
+        # what every index document of this conversation starts with (see _codec)
+        self.doc_head = document_head(cid, self.tag[1:-1])
+        self.systems = 0
+        """System messages this process last saw in the conversation's log: a window
+        read's budget (a hint: a read that finds more reads again)."""
 
     @property
     def script_keys(self) -> list[str]:
@@ -86,7 +125,8 @@ class ConversationKeys:
 class Layout:
     """Key names under one prefix. On a cluster (``cluster=True``) the id index is one set
     per slot, ``<prefix>ids:{t}``, in the slot of the conversations it lists (see
-    ``_native/cluster``), so each write script touches one slot only."""
+    ``_native/cluster``), so each write script touches one slot only. ``conversation`` keeps
+    the keys of the last ``KEY_CACHE_SIZE`` conversations built."""
 
     def __init__(self, prefix: str, *, cluster: bool = False) -> None:
         self.prefix = prefix
@@ -95,24 +135,26 @@ class Layout:
         self.pending = prefix + PENDING
         self.doc_prefix = prefix + DOC_PREFIX
         self.conversation_prefix = prefix + CONVERSATION_PREFIX
+        self.conversation: Callable[[str], ConversationKeys] = functools.lru_cache(
+            maxsize=KEY_CACHE_SIZE
+        )(self._conversation)
 
     def slot_ids(self, slot: int) -> str:
         """The cluster's id index of one slot."""
         return f"{self.ids}:{{{slot_tags()[slot]}}}"
 
-    def conversation(self, cid: str) -> ConversationKeys:
-        tag = conversation_tag(cid)
-        base = "{" + tag + "}"
-        conv = self.conversation_prefix + base
+    def _conversation(self, cid: str) -> ConversationKeys:
+        base = "{" + conversation_tag(cid) + "}"
+        ids = self.slot_ids(key_slot(base)) if self.cluster else self.ids
         return ConversationKeys(
-            ids=self.slot_ids(key_slot(base)) if self.cluster else self.ids,
-            seq=conv + ":seq",
-            log=conv + ":log",
-            pending_docs=conv + ":pend",
+            cid,
+            ids,
+            self.conversation_prefix + base,
             # a cluster indexes at once (see _plan): its id set stands in, never written
-            pending=self.slot_ids(key_slot(base)) if self.cluster else self.pending,
-            doc_prefix=self.doc_prefix + base + ":",
-            tag=base,
+            ids if self.cluster else self.pending,
+            self.doc_prefix + base + ":",
+            # a cluster, whose searches run on every master, indexes at once
+            defer=not self.cluster,
         )
 
 

@@ -34,7 +34,7 @@ from chatmem.core.backend import (  # noqa: E402
 from redis.exceptions import WatchError  # noqa: E402
 
 from .. import _plan  # noqa: E402
-from .._codec import EntryCache, as_text, document_body, in_order, log_entry  # noqa: E402
+from .._codec import EntryCache, as_text, in_order, write_triples  # noqa: E402
 from .._config import (  # noqa: E402
     DEFAULT_INDEX_NAME,
     DEFAULT_INITIALIZE_SCHEMA,
@@ -44,7 +44,7 @@ from .._config import (  # noqa: E402
 )
 from .._errors import translate_errors  # noqa: E402
 from .._native.cluster import CLUSTER_SCHEMES  # noqa: E402
-from .._schema import ConversationKeys, Layout, conversation_tag  # noqa: E402
+from .._schema import ConversationKeys, Layout  # noqa: E402
 from . import scripts  # noqa: E402
 from .clients import Client, client_from_url, cluster_ids_page, is_cluster  # noqa: E402
 from .schema_ops import AsyncSearchIndexes, schema_statements  # noqa: E402
@@ -53,7 +53,10 @@ from .search import AsyncSearchMixin  # noqa: E402
 ASYNC = True
 
 _SYSTEM_BUDGET = 1
-"""System messages a read expects at most (one prompt): one ``ZRANGE`` reads them all."""
+"""System messages a read expects at least (one prompt), or as many as it last saw: one
+``ZRANGE`` reads them all."""
+
+_NO_TRIM = b"0"
 
 
 class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
@@ -97,6 +100,7 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
         self._indexes = AsyncSearchIndexes(client, self.config, cluster=self._cluster)
         self._fields = self.config.metadata_fields
         self._decoded = EntryCache()
+        self._ttl_ms = str(self.config.ttl_ms).encode()
         self._schema_check = AsyncSchemaCheck(self._indexes.missing, "Redis")
         if self.config.initialize_schema == "always":
             if ASYNC:
@@ -179,18 +183,31 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
     async def _tail(self, client: Any, keys: ConversationKeys, others: int) -> list[Message]:
         """Every system message and the newest ``others`` other ones (-1: all), oldest
         first: one ``ZRANGE`` of the log's tail, atomic by itself. System messages sort last,
-        so a tail of ``others + budget`` holds them all when there are at most ``budget``;
-        when there are more, the read is made again with a larger budget (rare: a window
-        keeps the system messages of one add)."""
-        budget = _SYSTEM_BUDGET
+        so a tail of ``others + budget`` holds them all when there are at most ``budget``
+        (the count this process last saw, at least ``_SYSTEM_BUDGET``); when there are more
+        (another writer added some), the read is made again with a larger budget."""
+        budget = max(keys.systems, _SYSTEM_BUDGET)
         while True:
             want = -1 if others < 0 else others + budget
-            entries = await client.zrange(keys.log, 0 if want < 0 else -want, -1)
-            messages = self._decoded.parse_entries(entries)
-            systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
-            if want < 0 or len(entries) < want or systems <= budget:
-                return in_order(messages, systems, others)
-            budget = 2 * systems
+            entries = await client.execute_command(
+                "ZRANGE", keys.wire_log, 0 if want < 0 else -want, -1
+            )
+            window = self._window(keys, entries, want, budget, others)
+            if window is not None:
+                return window
+            budget = 2 * keys.systems
+
+    def _window(
+        self, keys: ConversationKeys, entries: list[bytes], want: int, budget: int, others: int
+    ) -> list[Message] | None:
+        """A log tail of ``want`` entries (-1: all) read with a system ``budget`` as
+        ``_tail`` returns it, or None when it may miss system messages; notes their count."""
+        messages = self._decoded.parse_entries(entries)
+        systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
+        keys.systems = systems
+        if want < 0 or len(entries) < want or systems <= budget:
+            return in_order(messages, systems, others)
+        return None
 
     async def _find(self, cid: str) -> list[Message]:
         cap = self.config.max_messages_per_conversation
@@ -209,30 +226,19 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
         with translate_errors("reading a conversation"):
             return await self._tail(self._client, keys, non_system_limit)
 
-    def _pairs(self, cid: str, messages: Sequence[Message]) -> list[str]:
-        """The ``(kind, document body, log entry)`` triples the write scripts take."""
-        tag = conversation_tag(cid)
-        fields = self._fields
-        out: list[str] = []
-        for m in messages:
-            out += (
-                "S" if m.message_type is MessageType.SYSTEM else "M",
-                document_body(cid, tag, m, fields),
-                log_entry(m),
-            )
-        return out
+    def _triples(self, keys: ConversationKeys, messages: Sequence[Message]) -> list[bytes]:
+        return write_triples(keys.doc_head, messages, self._fields)
 
-    def _head(self, keys: ConversationKeys, cid: str) -> list[Any]:
-        # on one node the documents wait for the next search (see _plan); a cluster,
-        # whose searches run on every master, writes them at once
-        return [keys.doc_prefix, cid, self.config.ttl_ms, "" if self._cluster else keys.tag]
+    def _head(self, keys: ConversationKeys) -> list[Any]:
+        """The write scripts' first arguments (see ``_plan``)."""
+        return [keys.wire_doc_prefix, keys.wire_cid, self._ttl_ms, keys.wire_defer]
 
     async def _save_all(self, cid: str, messages: list[Message]) -> None:
         keys = self._layout.conversation(cid)
-        triples = self._pairs(cid, messages)
-        args = self._head(keys, cid) + triples
+        triples = self._triples(keys, messages)
         with translate_errors("saving a conversation"):
-            first = await scripts.SAVE_ALL(self._client, keys.script_keys, args)
+            first = await scripts.SAVE_ALL(self._client, keys.wire_keys, self._head(keys) + triples)
+        keys.systems = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
         # what a window read returns next (the newest and the system messages); not a whole
         # import, which would only push the cache's other entries out
         entries, first = triples[2::3], int(first)
@@ -242,14 +248,15 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
     async def _delete(self, cid: str) -> None:
         keys = self._layout.conversation(cid)
         with translate_errors("deleting a conversation"):
-            await scripts.DELETE(self._client, keys.script_keys, self._head(keys, cid))
+            await scripts.DELETE(self._client, keys.wire_keys, self._head(keys))
+        keys.systems = 0
 
     async def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
         keys = self._layout.conversation(cid)
-        triples = self._pairs(cid, messages)
-        args = [*self._head(keys, cid), trim_to or 0, *triples]
+        triples = self._triples(keys, messages)
+        args = [*self._head(keys), trim_to or _NO_TRIM, *triples]
         with translate_errors("appending to a conversation"):
-            first = await scripts.APPEND(self._client, keys.script_keys, args)
+            first = await scripts.APPEND(self._client, keys.wire_keys, args)
         self._decoded.remember(int(first), triples[2::3], messages)
 
     async def _append_and_load_window(
@@ -259,16 +266,17 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
         one round trip (a second read only when the tail held more system messages than
         its budget, as in ``_tail``)."""
         keys = self._layout.conversation(cid)
-        triples = self._pairs(cid, messages)
-        want = non_system_limit + _SYSTEM_BUDGET
-        args = [*self._head(keys, cid), trim_to or 0, want, *triples]
+        triples = self._triples(keys, messages)
+        added = sum(1 for m in messages if m.message_type is MessageType.SYSTEM)
+        budget = max(keys.systems + added, _SYSTEM_BUDGET)
+        want = non_system_limit + budget
+        args = [*self._head(keys), trim_to or _NO_TRIM, want, *triples]
         with translate_errors("appending to a conversation"):
-            first, entries = await scripts.APPEND_AND_TAIL(self._client, keys.script_keys, args)
+            first, entries = await scripts.APPEND_AND_TAIL(self._client, keys.wire_keys, args)
             self._decoded.remember(int(first), triples[2::3], messages)
-            window = self._decoded.parse_entries(entries)
-            systems = sum(1 for m in window if m.message_type is MessageType.SYSTEM)
-            if len(entries) < want or systems <= _SYSTEM_BUDGET:
-                return in_order(window, systems, non_system_limit)
+            window = self._window(keys, entries, want, budget, non_system_limit)
+            if window is not None:
+                return window
             return await self._tail(self._client, keys, non_system_limit)
 
     async def _edit_window(
@@ -289,17 +297,17 @@ class AsyncRedisChatMemoryRepository(AsyncOwnedClientMixin, AsyncSearchMixin):
                     below = edit.delete_non_system_below
                     positions = sorted(edit.delete_positions)
                     args = [
-                        *self._head(keys, cid),
+                        *self._head(keys),
                         "" if below is None else below,
                         len(positions),
                         *positions,
-                        *self._pairs(cid, edit.append),
+                        *self._triples(keys, edit.append),
                     ]
                     pipe.multi()
                     # EVAL, not EVALSHA: a NOSCRIPT inside EXEC could not be retried.
                     # (execute_command: a cluster pipeline refuses its eval() helper)
                     pipe.execute_command(
-                        "EVAL", _plan.EDIT, len(keys.script_keys), *keys.script_keys, *args
+                        "EVAL", _plan.EDIT, len(keys.wire_keys), *keys.wire_keys, *args
                     )
                     await pipe.execute()
                     return True

@@ -22,9 +22,10 @@ class Script:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # Redis names scripts by SHA-1
+        # Redis names scripts by SHA-1; sent as bytes, as the keys are (nothing to encode)
+        self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest().encode()
 
-    def __call__(self, client: Any, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    def __call__(self, client: Any, keys: Sequence[str | bytes], args: Sequence[Any]) -> Any:
         try:
             return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
         except NoScriptError:
