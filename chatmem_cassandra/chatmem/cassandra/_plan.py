@@ -127,12 +127,15 @@ class Claims:
 class Batch:
     """One conditional single-partition batch, and what is known once it applied: the new
     guard (``next_position``) and the newest row positions (newest first); ``claims`` tell
-    after an unknown outcome whether it applied."""
+    after an unknown outcome whether it applied. ``base``: the position of the first new
+    message; ``floor``: every row below it is deleted (None: no range delete)."""
 
     parts: tuple[Part, ...]
     next_position: int
     kept: tuple[int, ...]
     claims: Claims = field(default_factory=Claims)
+    base: int = 0
+    floor: int | None = None
 
 
 def claims(base: int, messages: Sequence[Message]) -> Claims:
@@ -253,7 +256,7 @@ def plan_append(
         parts.append(("cas_add_systems", (end, systems, cid, guard)))
     else:
         parts.append(("cas_next", (end, cid, guard)))
-    return Batch(tuple(parts), end, rows.kept, claims(base, messages))
+    return Batch(tuple(parts), end, rows.kept, claims(base, messages), base, rows.floor)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -374,4 +377,4 @@ class WritePlan:
         claimed = claims(self.base, new)
         if self.receipt is not None:
             claimed = Claims(systems={self.receipt: self.receipts[self.receipt]})
-        return Batch(tuple(parts), end, rows.kept, claimed)
+        return Batch(tuple(parts), end, rows.kept, claimed, self.base, rows.floor)

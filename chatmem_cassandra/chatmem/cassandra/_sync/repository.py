@@ -39,6 +39,7 @@ from .._connect import DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, cluster
 from .._errors import translate_errors
 from .._native._blocking import connect, shutdown
 from .._native.spring_ai import layout_of
+from .._native.window import Window
 from .._plan import Batch, Snapshot, WritePlan, plan_append, split_receipts
 from .._schema import missing_schema, schema_cql
 from .schema_ops import ensure_schema
@@ -154,7 +155,7 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
             self._take(snap, _seq(row))
         snap.complete = len(snap.rows) < ask
         del snap.rows[limit:]
-        self._remember(cid, self._known_of(snap))
+        self._saw(cid, snap)
         return snap
 
     @staticmethod
@@ -176,7 +177,7 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
                 break
             with translate_errors("a read"):
                 result.fetch_next_page()
-        self._remember(cid, self._known_of(snap))
+        self._saw(cid, snap)
         return snap
 
     @staticmethod
@@ -255,19 +256,49 @@ class CassandraChatMemoryRepository(Transactions, OwnedClientMixin, BaseChatMemo
         retry(attempt, attempts=RETRIES, what="save_all", max_sleep=MAX_BACKOFF)
 
     def _append(self, cid: str, messages: list[Message], trim_to: int | None) -> None:
+        self._append_seen(cid, messages, trim_to, trim_to or 1)
+
+    def _append_and_load_window(
+        self, cid: str, messages: list[Message], trim_to: int | None, non_system_limit: int
+    ) -> list[Message]:
+        """The append, then the window it left from the cache when its LWT applied at the
+        guard the cached window was seen at (see ``_native.window``); else the read."""
+        window = self._append_seen(cid, messages, trim_to, non_system_limit)
+        rows = window.tail(non_system_limit) if window is not None else None
+        if window is None or rows is None:
+            return self._load_window(cid, non_system_limit)
+        return self._decoder.merge_log(rows, window.systems, window.origin)
+
+    def _append_seen(
+        self, cid: str, messages: list[Message], trim_to: int | None, read: int
+    ) -> Window | None:
+        """Append (reading ``read`` rows first when nothing is remembered); the window the
+        append left when the cache can prove it, else None."""
         ttl = self.config.ttl is not None
+        left: list[Window | None] = [None]
 
         def attempt() -> bool | None:
             known = None if ttl else self._recall(cid)
             if known is None:
-                snap = self._read(cid, trim_to if ttl else (trim_to or 1))
+                snap = self._read(cid, trim_to if ttl else read)
                 if ttl:
                     return self._edit(cid, snap, WindowEdit(append=tuple(messages)), trim_to)
                 known = self._known_of(snap)
             plan = plan_append(cid, known.next_position, known.rows, messages, trim_to)
-            return self._apply(cid, plan, "an append")
+            if not self._apply(cid, plan, "an append"):
+                return None
+            left[0] = self._windows.advance(
+                cid,
+                known.next_position,
+                next_position=plan.next_position,
+                base=plan.base,
+                messages=messages,
+                floor=plan.floor,
+            )
+            return True
 
         retry(attempt, attempts=RETRIES, what="append", max_sleep=MAX_BACKOFF)
+        return left[0]
 
     def _edit_window(
         self, cid: str, non_system_limit: int, plan: Callable[[list[Message]], WindowEdit]

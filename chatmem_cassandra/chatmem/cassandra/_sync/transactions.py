@@ -30,7 +30,8 @@ from .._config import CassandraConfig
 from .._errors import schema_lagging, translate_errors, unknown_outcome
 from .._native._blocking import execute, prepare
 from .._native.policies import LWT_RETRY_POLICY
-from .._plan import Claims, Part
+from .._native.window import Window, WindowCache
+from .._plan import Claims, Part, Snapshot
 from .._schema import Statements, missing_schema, statements
 from .schema_ops import reloaded_missing
 
@@ -77,6 +78,7 @@ class Transactions:
         self._cql: Statements = statements(config)
         self._prepared: dict[str, Any] = {}
         self._known: OrderedDict[str, _Known] = OrderedDict()
+        self._windows = WindowCache()
         self._lock = threading.Lock()
         self._prepare_lock = threading.Lock()
 
@@ -264,10 +266,21 @@ class Transactions:
         return claims.verdict(systems, rows)
 
     # -- known guards ---------------------------------------------------------------------
+    def _saw(self, cid: str, snap: Snapshot) -> None:
+        """Remember what a consistent read saw: its guard and row positions, and (without a
+        TTL: rows could expire unseen) its window (see ``_native.window``)."""
+        self._remember(cid, _Known(snap.next_position, tuple(r.position for r in snap.rows)))
+        if self.config.ttl is None:
+            window = Window(
+                snap.next_position, snap.origin, dict(snap.systems), tuple(snap.rows), snap.complete
+            )
+            self._windows.put(cid, window)
+
     def _remember(self, cid: str, known: _Known | None) -> None:
         with self._lock:
             if known is None:
                 self._known.pop(cid, None)
+                self._windows.forget(cid)  # in doubt (a delete, an unknown outcome): read
                 return
             self._known[cid] = known
             self._known.move_to_end(cid)
