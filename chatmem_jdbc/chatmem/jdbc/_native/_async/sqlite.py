@@ -155,6 +155,7 @@ class AsyncSqliteFastPath:
                     trimmed = True
             stored = self._remember(written, messages)
             window: list[Message] | None = None
+            read: list[Message] | None = None  # the window, when the cache could not give it
             if valid and not trimmed:
                 self.windows.appended(raw, cid, stored)
                 window = None if limit is None else self.windows.get(raw, cid, limit)
@@ -162,7 +163,9 @@ class AsyncSqliteFastPath:
                 self.windows.forget(raw, cid)
             if limit is not None and window is None:
                 args = self.window.args(cid=cid, n=limit)
-                window = self.cache.get_many(cur.execute(self.window.sql, args), _decode_sqlite_row)
+                window = read = self.cache.get_many(
+                    cur.execute(self.window.sql, args), _decode_sqlite_row
+                )
             cur.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -172,8 +175,8 @@ class AsyncSqliteFastPath:
             raise
         if kept:
             self.windows.committed(raw)
-            if window is not None and limit is not None:
-                self.windows.put(raw, cid, limit, window)
+            if read is not None and limit is not None:  # a window from the cache is there
+                self.windows.put(raw, cid, limit, read)
         return window or []
 
     def _rows(self, cid: str, start: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
